@@ -1,0 +1,17 @@
+/**
+ * Every migration, in order. Listed explicitly (not discovered by glob) so the same list runs under
+ * Node's type stripping, vitest and the CLI, on PostgreSQL and on embedded PGlite alike.
+ * `npm run migration:create` writes a new file here; add it to this list.
+ */
+import type { MigrationObject } from '@mikro-orm/core';
+import { Migration20261121000000_account } from './Migration20261121000000_account.ts';
+import { Migration20261121010001_identity } from './Migration20261121010001_identity.ts';
+import { Migration20261121020001_usage } from './Migration20261121020001_usage.ts';
+import { Migration20261121020002_usage_reconcile } from './Migration20261121020002_usage_reconcile.ts';
+
+export const migrationsList: MigrationObject[] = [
+  { name: 'Migration20261121000000_account', class: Migration20261121000000_account },
+  { name: 'Migration20261121010001_identity', class: Migration20261121010001_identity },
+  { name: 'Migration20261121020001_usage', class: Migration20261121020001_usage },
+  { name: 'Migration20261121020002_usage_reconcile', class: Migration20261121020002_usage_reconcile },
+];

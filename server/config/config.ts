@@ -1,0 +1,313 @@
+/**
+ * The one place that reads the environment and the YAML config (DESIGN §6). Parsed once with zod;
+ * anything invalid fails with a message naming the key. Everything else receives the typed `Config`.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { defaultModels, defaultPlans } from './catalogue.ts';
+import { parseMicros, type Micros } from './money.ts';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const MicrosModel = z
+  .union([z.number(), z.string()])
+  .transform((value, ctx): Micros => {
+    const micros = parseMicros(value);
+    if (micros === null) {
+      ctx.addIssue({ code: 'custom', message: `expected a non-negative amount with at most 6 decimals, got ${JSON.stringify(value)}` });
+      return z.NEVER;
+    }
+    return micros;
+  });
+
+/** A discount as a fraction (0.70 = 70 %), kept as integer basis points. */
+const DiscountModel = z
+  .number()
+  .min(0)
+  .max(1)
+  .transform((fraction) => Math.round(fraction * 10_000));
+
+export const ModelClassModel = z.enum(['fast', 'premium']);
+export type ModelClass = z.infer<typeof ModelClassModel>;
+export const modelClasses = ModelClassModel.options;
+
+export const PoolWindowModel = z.enum(['day', 'week', 'month']);
+export type PoolWindow = z.infer<typeof PoolWindowModel>;
+export const poolWindows = PoolWindowModel.options;
+
+const DeploymentModel = z.strictObject({
+  upstream: z.string().min(1),
+  model: z.string().min(1),
+});
+
+const ProductModelModel = z.strictObject({
+  tier: ModelClassModel,
+  inputPrice: MicrosModel,
+  outputPrice: MicrosModel,
+  intendedUse: z.string().default(''),
+  maxOutputTokens: z.number().int().positive().default(8192),
+  routesTo: z.string().optional(),
+  deployments: z.array(DeploymentModel).default([]),
+});
+
+const UpstreamModel = z.strictObject({
+  baseUrl: z.url(),
+  apiKeyEnv: z.string().optional(),
+  label: z.string().min(1),
+  timeoutMs: z.number().int().positive().default(60_000),
+});
+
+const WindowPoolsModel = z.strictObject({ day: MicrosModel, week: MicrosModel, month: MicrosModel });
+
+const PlanModel = z.strictObject({
+  name: z.string().min(1),
+  description: z.string().default(''),
+  requestsPerMinute: z.number().int().positive(),
+  /** Product ids this plan may use; unset = every model. */
+  models: z.array(z.string()).min(1).optional(),
+  pools: z.strictObject({ fast: WindowPoolsModel, premium: WindowPoolsModel }),
+  packages: z
+    .array(
+      z.strictObject({
+        id: z.string().regex(/^[a-z0-9_]+$/),
+        name: z.string().min(1),
+        price: MicrosModel,
+        multiplier: z.number().int().positive(),
+      }),
+    )
+    .min(1),
+});
+
+const AuthModel = z.strictObject({
+  /** Web sessions end after this long without use. */
+  sessionIdleDays: z.number().positive().default(7),
+  /** Web sessions end this long after sign-in, used or not. */
+  sessionAbsoluteDays: z.number().positive().default(30),
+  /** Lifetime of bearer session tokens from device login. */
+  deviceSessionDays: z.number().positive().default(30),
+  deviceCodeTtlSeconds: z.number().int().min(60).max(3600).default(600),
+  devicePollIntervalSeconds: z.number().int().min(1).max(60).default(5),
+  /** Wrong user codes an account (an IP: four times as many) may enter before code entry locks for the code lifetime. */
+  deviceWrongCodeLimit: z.number().int().positive().default(5),
+  emailCodeTtlSeconds: z.number().int().min(60).max(3600).default(600),
+  emailCodeMaxAttempts: z.number().int().positive().default(5),
+  /** How long a resolved credential stays cached; revocations invalidate at once through pub/sub. */
+  credentialCacheSeconds: z.number().int().min(0).max(3600).default(60),
+  throttle: z
+    .strictObject({
+      signInPerMinutePerIp: z.number().int().positive().default(20),
+      signInPerHourPerAccount: z.number().int().positive().default(30),
+      signUpPerHourPerIp: z.number().int().positive().default(20),
+      emailCodePerHourPerEmail: z.number().int().positive().default(5),
+      emailCodePerHourPerIp: z.number().int().positive().default(30),
+      devicePollPerMinutePerIp: z.number().int().positive().default(120),
+    })
+    .prefault({}),
+});
+
+const MailModel = z.strictObject({
+  from: z.string().min(3).default('svc <no-reply@localhost>'),
+  /** Unset: mail is written to the log and kept in an in-memory development outbox. */
+  smtp: z
+    .strictObject({
+      host: z.string().min(1),
+      port: z.number().int().min(1).max(65_535).default(587),
+      /** true = TLS from the first byte (port 465); false = STARTTLS when offered. */
+      secure: z.boolean().default(false),
+      user: z.string().optional(),
+      passwordEnv: z.string().optional(),
+    })
+    .optional(),
+});
+
+const OidcModel = z.strictObject({
+  issuer: z.url(),
+  clientId: z.string().min(1),
+  clientSecretEnv: z.string().optional(),
+  scopes: z.string().default('openid email profile'),
+  /** What the sign-in button says. */
+  label: z.string().min(1).default('Single sign-on'),
+});
+
+const FileConfigModel = z.strictObject({
+  server: z
+    .strictObject({
+      port: z.number().int().min(0).max(65_535).default(8080),
+      host: z.string().default('0.0.0.0'),
+      baseUrl: z.url().optional(),
+      webUrl: z.url().optional(),
+      bodyLimitBytes: z.number().int().positive().default(1024 * 1024),
+      trustedProxies: z.array(z.string()).default([]),
+      logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    })
+    .prefault({}),
+  database: z
+    .strictObject({
+      url: z.string().optional(),
+      dataDir: z.string().default('./data'),
+    })
+    .prefault({}),
+  redis: z
+    .strictObject({
+      url: z.string().optional(),
+      /** Prefix for every key and channel, so several deployments (or test runs) can share one Redis. */
+      keyPrefix: z.string().default('svc:'),
+    })
+    .prefault({}),
+  web: z.strictObject({ distDir: z.string().default('./dist/web') }).prefault({}),
+  currency: z.string().regex(/^[A-Z]{3}$/, 'expected an ISO 4217 code such as USD').default('USD'),
+  timezone: z.string().default('UTC'),
+  promotion: z.strictObject({ fast: DiscountModel, premium: DiscountModel }).prefault({ fast: 0.7, premium: 0.75 }),
+  models: z.record(z.string().regex(/^[a-z0-9][a-z0-9.-]*$/), ProductModelModel).prefault(defaultModels),
+  upstreams: z.record(z.string(), UpstreamModel).default({}),
+  plans: z.strictObject({ free: PlanModel, pro: PlanModel, max: PlanModel }).prefault(defaultPlans),
+  auth: AuthModel.prefault({}),
+  mail: MailModel.prefault({}),
+  /** Generic OpenID Connect sign-in (authorization code + PKCE); unset = off. */
+  oidc: OidcModel.optional(),
+  gateway: z
+    .strictObject({
+      /** Timeout of the quick-start upstream (SVC_UPSTREAM_URL): connect, first byte and gap between chunks. */
+      upstreamTimeoutMs: z.number().int().positive().default(60_000),
+      /** Most sockets per upstream origin; 0 = no cap (each open stream holds one socket). */
+      connectionsPerUpstream: z.number().int().min(0).default(0),
+      /** A reservation older than this is settled or released by the sweeper (crash recovery). */
+      reservationTtlSeconds: z.number().int().positive().default(1800),
+      /** How often each instance sweeps expired reservations. */
+      sweepIntervalSeconds: z.number().positive().default(15),
+      maxMessages: z.number().int().positive().default(256),
+    })
+    .prefault({}),
+  rateLimits: z
+    .strictObject({
+      ipPerMinute: z.number().int().positive().default(600),
+      deviceStartPerMinute: z.number().int().positive().default(10),
+      concurrentStreamsPerAccount: z.number().int().positive().default(8),
+      /** Per API key or session token; unset = the account's plan limit. */
+      credentialPerMinute: z.number().int().positive().optional(),
+    })
+    .prefault({}),
+});
+
+export type FileConfig = z.infer<typeof FileConfigModel>;
+export type ProductModelConfig = z.infer<typeof ProductModelModel>;
+export type PlanConfig = z.infer<typeof PlanModel>;
+export type PlanId = keyof FileConfig['plans'];
+
+export type Config = FileConfig & {
+  server: FileConfig['server'] & { baseUrl: string; webUrl: string };
+  /** Quick-start route for every model without its own deployment (`SVC_UPSTREAM_URL`). */
+  defaultUpstream: { baseUrl: string; apiKey: string | undefined } | null;
+  /** Secrets referenced from the YAML by environment variable name, resolved once here. */
+  secrets: Record<string, string | undefined>;
+};
+
+export type Env = Record<string, string | undefined>;
+
+/** Reads `SVC_CONFIG` (if set) and the environment. Throws `ConfigError` naming the first bad key. */
+export function loadConfig(env: Env = process.env, overrides: unknown = undefined): Config {
+  const file = env.SVC_CONFIG ? readYaml(env.SVC_CONFIG) : {};
+  return parseConfig(mergeDeep(file, overrides ?? {}), env);
+}
+
+function readYaml(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(resolve(path), 'utf8');
+  } catch (error) {
+    throw new ConfigError(`SVC_CONFIG: cannot read ${path}: ${(error as Error).message}`);
+  }
+  try {
+    return parseYaml(text) ?? {};
+  } catch (error) {
+    throw new ConfigError(`SVC_CONFIG: ${path} is not valid YAML: ${(error as Error).message}`);
+  }
+}
+
+/** Validates a config object (as read from YAML) and applies the environment on top. */
+export function parseConfig(input: unknown, env: Env = {}): Config {
+  const withEnv = mergeDeep(input, envOverrides(env));
+  const result = FileConfigModel.safeParse(withEnv);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const key = issue.path.map(String).join('.') || '(root)';
+    const unknown = issue.code === 'unrecognized_keys' ? `${key === '(root)' ? '' : `${key}.`}${issue.keys.join(', ')}` : null;
+    throw new ConfigError(unknown ? `invalid config: unknown key ${unknown}` : `invalid config at ${key}: ${issue.message}`);
+  }
+  const config = result.data;
+  checkReferences(config);
+  const port = config.server.port;
+  const baseUrl = stripSlash(config.server.baseUrl ?? `http://localhost:${port}`);
+  const upstreamUrl = env.SVC_UPSTREAM_URL;
+  if (upstreamUrl !== undefined && !z.url().safeParse(upstreamUrl).success) {
+    throw new ConfigError(`invalid config at SVC_UPSTREAM_URL: expected a URL, got ${JSON.stringify(upstreamUrl)}`);
+  }
+  const secrets: Record<string, string | undefined> = {};
+  for (const upstream of Object.values(config.upstreams)) {
+    if (upstream.apiKeyEnv) secrets[upstream.apiKeyEnv] = env[upstream.apiKeyEnv];
+  }
+  for (const name of [config.mail.smtp?.passwordEnv, config.oidc?.clientSecretEnv]) {
+    if (name) secrets[name] = env[name];
+  }
+  return {
+    ...config,
+    server: { ...config.server, baseUrl, webUrl: stripSlash(config.server.webUrl ?? baseUrl) },
+    defaultUpstream: upstreamUrl ? { baseUrl: stripSlash(upstreamUrl), apiKey: env.SVC_UPSTREAM_API_KEY } : null,
+    secrets,
+  };
+}
+
+function envOverrides(env: Env): Record<string, unknown> {
+  const server: Record<string, unknown> = {};
+  if (env.PORT !== undefined) server.port = toInt(env.PORT, 'PORT');
+  if (env.SVC_BASE_URL) server.baseUrl = env.SVC_BASE_URL;
+  if (env.SVC_WEB_URL) server.webUrl = env.SVC_WEB_URL;
+  if (env.LOG_LEVEL) server.logLevel = env.LOG_LEVEL;
+  return {
+    server,
+    database: env.DATABASE_URL ? { url: env.DATABASE_URL } : {},
+    redis: env.REDIS_URL ? { url: env.REDIS_URL } : {},
+  };
+}
+
+function checkReferences(config: FileConfig): void {
+  for (const [planId, plan] of Object.entries(config.plans)) {
+    plan.models?.forEach((id, index) => {
+      if (!config.models[id]) throw new ConfigError(`invalid config at plans.${planId}.models.${index}: unknown model ${id}`);
+    });
+  }
+  for (const [id, model] of Object.entries(config.models)) {
+    if (model.routesTo !== undefined && !config.models[model.routesTo]) {
+      throw new ConfigError(`invalid config at models.${id}.routesTo: unknown model ${model.routesTo}`);
+    }
+    model.deployments.forEach((deployment, index) => {
+      if (!config.upstreams[deployment.upstream]) {
+        throw new ConfigError(`invalid config at models.${id}.deployments.${index}.upstream: unknown upstream ${deployment.upstream}`);
+      }
+    });
+  }
+}
+
+function toInt(value: string, key: string): number {
+  if (!/^\d+$/.test(value)) throw new ConfigError(`invalid config at ${key}: expected an integer, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+function stripSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function mergeDeep(base: unknown, extra: unknown): unknown {
+  if (!isObject(base) || !isObject(extra)) return extra === undefined ? base : extra;
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(extra)) out[key] = key in out ? mergeDeep(out[key], value) : value;
+  return out;
+}

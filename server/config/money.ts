@@ -1,0 +1,42 @@
+/**
+ * Money is integer micro-units of the configured currency (1 USD = 1_000_000 micros).
+ * Config files write decimals ("0.14"); they are converted here once, exactly, and never
+ * touched as floats again.
+ */
+export type Micros = number;
+
+export const MICROS_PER_UNIT = 1_000_000;
+
+const DECIMAL = /^(\d+)(?:\.(\d{1,6}))?$/;
+
+/** Parses a non-negative decimal with at most six fraction digits into micros, or returns null. */
+export function parseMicros(value: string | number): Micros | null {
+  const text = typeof value === 'number' ? numberToPlainString(value) : value.trim();
+  const match = DECIMAL.exec(text);
+  if (!match) return null;
+  const whole = Number(match[1]);
+  const fraction = Number((match[2] ?? '').padEnd(6, '0'));
+  const micros = whole * MICROS_PER_UNIT + fraction;
+  return Number.isSafeInteger(micros) ? micros : null;
+}
+
+function numberToPlainString(value: number): string {
+  if (!Number.isFinite(value) || value < 0) return 'invalid';
+  // toFixed(6) is exact for any number that was written with at most six decimals.
+  const fixed = value.toFixed(6);
+  return Number(fixed) === value ? fixed.replace(/\.?0+$/, '') : 'invalid';
+}
+
+/** Formats micros as a plain decimal string with at least two fraction digits ("0.042", "9.00"). */
+export function formatMicros(micros: Micros): string {
+  const sign = micros < 0 ? '-' : '';
+  const abs = Math.abs(micros);
+  const whole = Math.floor(abs / MICROS_PER_UNIT);
+  const fraction = String(abs % MICROS_PER_UNIT).padStart(6, '0').replace(/0+$/, '').padEnd(2, '0');
+  return `${sign}${whole}.${fraction}`;
+}
+
+/** Applies a discount given in basis points (7000 = 70 %) and rounds half up to whole micros. */
+export function discounted(listMicros: Micros, discountBasisPoints: number): Micros {
+  return Math.floor((listMicros * (10_000 - discountBasisPoints) + 5_000) / 10_000);
+}

@@ -1,0 +1,8 @@
+/** Every entity the ORM knows. A new domain adds its entity here and a migration in `migrations/`. */
+import { Account } from '../modules/account/account.entity.ts';
+import { EmailCode } from '../modules/account/email-code.entity.ts';
+import { ApiKey } from '../modules/api-key/api-key.entity.ts';
+import { DeviceAuthorization } from '../modules/device-auth/device-auth.entity.ts';
+import { Session } from '../modules/session/session.entity.ts';
+
+export const entities = [Account, EmailCode, Session, ApiKey, DeviceAuthorization];

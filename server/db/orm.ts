@@ -1,0 +1,77 @@
+/**
+ * The database: PostgreSQL when `database.url` is set, otherwise embedded PGlite under
+ * `database.dataDir` (it survives restarts). Both run the same migrations from `migrations/`.
+ */
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Migrator } from '@mikro-orm/migrations';
+import type { SqlEntityManager, SqlMikroORM } from '@mikro-orm/sql';
+import type { Logger } from 'pino';
+import { migrationsList } from '../../migrations/index.ts';
+import type { Config } from '../config/config.ts';
+import { entities } from './entities.ts';
+
+export type Orm = SqlMikroORM;
+export type Em = SqlEntityManager;
+
+export interface Database {
+  orm: Orm;
+  mode: 'postgres' | 'embedded';
+  /** Rejects if the database does not answer `select 1` within `timeoutMs`. */
+  ping(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openDatabase(config: Config, log: Logger): Promise<Database> {
+  const shared = {
+    entities,
+    extensions: [Migrator],
+    migrations: {
+      migrationsList,
+      path: resolve(import.meta.dirname, '../../migrations'),
+      tableName: 'mikro_orm_migrations',
+      silent: true,
+      snapshot: false,
+    },
+    // Entities are only loaded inside a request context (or an explicit fork); never through the global em.
+    allowGlobalContext: false,
+    debug: false,
+    logger: (message: string) => log.debug({ orm: true }, message),
+  };
+  const url = config.database.url;
+  let orm: Orm;
+  if (url) {
+    // Only the driver in use is loaded: PGlite alone costs ~80 MB of memory.
+    const { MikroORM: PostgresORM } = await import('@mikro-orm/postgresql');
+    orm = (await PostgresORM.init({ ...shared, clientUrl: url, pool: { min: 0, max: 10 } })) as unknown as Orm;
+  } else {
+    const dataDir = resolve(config.database.dataDir, 'pglite');
+    mkdirSync(dataDir, { recursive: true });
+    const { MikroORM: PgliteORM } = await import('@mikro-orm/pglite');
+    orm = (await PgliteORM.init({ ...shared, dbName: dataDir })) as unknown as Orm;
+  }
+  try {
+    await orm.migrator.up();
+  } catch (error) {
+    await orm.close(true);
+    throw error;
+  }
+  const mode = url ? 'postgres' : 'embedded';
+  log.info({ mode, dataDir: url ? undefined : config.database.dataDir }, mode === 'embedded' ? 'database: embedded PGlite' : 'database: PostgreSQL');
+  return {
+    orm,
+    mode,
+    ping: async (timeoutMs = 2000) => {
+      await withTimeout(orm.em.getConnection().execute('select 1'), timeoutMs, 'database');
+    },
+    close: () => orm.close(),
+  };
+}
+
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,228 @@
+/**
+ * The one code table for the whole service (spec §7, DESIGN §5). Every error a client can see has a row
+ * here: HTTP status, OpenAI-style `type`, default stage, suggested actions and bilingual default text.
+ */
+export type ErrorStage =
+  | 'auth'
+  | 'validation'
+  | 'rate_limit'
+  | 'quota'
+  | 'routing'
+  | 'upstream'
+  | 'stream'
+  | 'payment'
+  | 'internal';
+
+export type ErrorAction = 'sign_in' | 'fix_request' | 'retry_later' | 'switch_model' | 'upgrade' | 'top_up' | 'wait';
+
+export interface ErrorCodeInfo {
+  status: number;
+  type: string;
+  stage: ErrorStage;
+  actions: readonly ErrorAction[];
+  message: string;
+  messageZh: string;
+}
+
+const code = (info: ErrorCodeInfo) => info;
+
+export const errorCodes = {
+  invalid_request: code({
+    status: 400,
+    type: 'invalid_request_error',
+    stage: 'validation',
+    actions: ['fix_request'],
+    message: 'The request is invalid.',
+    messageZh: '请求无效。',
+  }),
+  invalid_json: code({
+    status: 400,
+    type: 'invalid_request_error',
+    stage: 'validation',
+    actions: ['fix_request'],
+    message: 'The request body is not valid JSON.',
+    messageZh: '请求体不是有效的 JSON。',
+  }),
+  tools_require_non_streaming: code({
+    status: 400,
+    type: 'invalid_request_error',
+    stage: 'validation',
+    actions: ['fix_request'],
+    message: 'Requests that use tools must set "stream": false.',
+    messageZh: '使用工具的请求必须为非流式（stream 为 false）。',
+  }),
+  sign_in_required: code({
+    status: 401,
+    type: 'authentication_error',
+    stage: 'auth',
+    actions: ['sign_in'],
+    message: 'Sign in required: the credential is missing or invalid.',
+    messageZh: '需要登录：凭证缺失或无效。',
+  }),
+  invalid_credentials: code({
+    status: 401,
+    type: 'authentication_error',
+    stage: 'auth',
+    actions: ['sign_in'],
+    message: 'The email or password is incorrect.',
+    messageZh: '邮箱或密码不正确。',
+  }),
+  account_exists: code({
+    status: 409,
+    type: 'invalid_request_error',
+    stage: 'auth',
+    actions: ['sign_in'],
+    message: 'An account with this email already exists; sign in instead.',
+    messageZh: '该邮箱已注册，请直接登录。',
+  }),
+  authorization_pending: code({
+    status: 400,
+    type: 'invalid_request_error',
+    stage: 'auth',
+    actions: ['wait'],
+    message: 'The device code has not been approved yet; keep polling at the given interval.',
+    messageZh: '设备码尚未获批准，请按间隔继续轮询。',
+  }),
+  slow_down: code({
+    status: 400,
+    type: 'invalid_request_error',
+    stage: 'auth',
+    actions: ['wait'],
+    message: 'Polling too fast: wait 5 seconds longer between polls from now on.',
+    messageZh: '轮询过快：之后每次轮询请多等待 5 秒。',
+  }),
+  access_denied: code({
+    status: 400,
+    type: 'invalid_request_error',
+    stage: 'auth',
+    actions: [],
+    message: 'The user denied the device login.',
+    messageZh: '用户拒绝了此设备登录。',
+  }),
+  expired_token: code({
+    status: 400,
+    type: 'invalid_request_error',
+    stage: 'auth',
+    actions: ['sign_in'],
+    message: 'The device code has expired; start a new device login.',
+    messageZh: '设备码已过期，请重新发起设备登录。',
+  }),
+  invalid_grant: code({
+    status: 400,
+    type: 'invalid_request_error',
+    stage: 'auth',
+    actions: ['sign_in'],
+    message: 'The device code is unknown or has already been used.',
+    messageZh: '设备码无效或已被使用。',
+  }),
+  forbidden: code({
+    status: 403,
+    type: 'permission_error',
+    stage: 'auth',
+    actions: [],
+    message: 'You are not allowed to do this.',
+    messageZh: '无权执行此操作。',
+  }),
+  model_not_found: code({
+    status: 404,
+    type: 'invalid_request_error',
+    stage: 'routing',
+    actions: ['switch_model'],
+    message: 'The model does not exist or is not available to you.',
+    messageZh: '模型不存在或不可用。',
+  }),
+  not_found: code({
+    status: 404,
+    type: 'not_found_error',
+    stage: 'routing',
+    actions: [],
+    message: 'Not found.',
+    messageZh: '未找到。',
+  }),
+  method_not_allowed: code({
+    status: 405,
+    type: 'invalid_request_error',
+    stage: 'routing',
+    actions: ['fix_request'],
+    message: 'Method not allowed.',
+    messageZh: '不允许使用该请求方法。',
+  }),
+  payload_too_large: code({
+    status: 413,
+    type: 'invalid_request_error',
+    stage: 'validation',
+    actions: ['fix_request'],
+    message: 'The request body is too large.',
+    messageZh: '请求体过大。',
+  }),
+  unsupported_media_type: code({
+    status: 415,
+    type: 'invalid_request_error',
+    stage: 'validation',
+    actions: ['fix_request'],
+    message: 'Requests with a body must carry Content-Type: application/json.',
+    messageZh: '带请求体的请求必须使用 Content-Type: application/json。',
+  }),
+  quota_exceeded: code({
+    status: 402,
+    type: 'insufficient_quota',
+    stage: 'quota',
+    actions: ['upgrade', 'top_up', 'wait'],
+    message: 'Your usage pool is exhausted.',
+    messageZh: '用量额度已用完。',
+  }),
+  rate_limited: code({
+    status: 429,
+    type: 'rate_limit_error',
+    stage: 'rate_limit',
+    actions: ['wait'],
+    message: 'Too many requests; slow down and retry.',
+    messageZh: '请求过于频繁，请稍后重试。',
+  }),
+  upstream_error: code({
+    status: 502,
+    type: 'api_error',
+    stage: 'upstream',
+    actions: ['retry_later', 'switch_model'],
+    message: 'The model server failed; your quota for this turn was refunded.',
+    messageZh: '上游模型服务出错，本轮额度已退还。',
+  }),
+  upstream_unavailable: code({
+    status: 503,
+    type: 'api_error',
+    stage: 'upstream',
+    actions: ['retry_later', 'switch_model'],
+    message: 'The model server is unavailable; your quota for this turn was refunded.',
+    messageZh: '上游模型服务不可用，本轮额度已退还。',
+  }),
+  upstream_timeout: code({
+    status: 504,
+    type: 'api_error',
+    stage: 'upstream',
+    actions: ['retry_later', 'switch_model'],
+    message: 'The model server timed out; your quota for this turn was refunded.',
+    messageZh: '上游模型服务超时，本轮额度已退还。',
+  }),
+  service_unavailable: code({
+    status: 503,
+    type: 'api_error',
+    stage: 'internal',
+    actions: ['retry_later'],
+    message: 'The service is temporarily unavailable.',
+    messageZh: '服务暂时不可用。',
+  }),
+  internal_error: code({
+    status: 500,
+    type: 'api_error',
+    stage: 'internal',
+    actions: ['retry_later'],
+    message: 'Internal error.',
+    messageZh: '服务器内部错误。',
+  }),
+} satisfies Record<string, ErrorCodeInfo>;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.hasOwn(errorCodes, value);
+}

@@ -1,0 +1,58 @@
+/**
+ * The Pothos builder: plugins and scalars only. Types live next to their domain in `*.schema.ts`;
+ * `graphql/schema.ts` imports them all and builds the schema.
+ */
+import SchemaBuilder from '@pothos/core';
+import DataloaderPlugin from '@pothos/plugin-dataloader';
+import ErrorsPlugin from '@pothos/plugin-errors';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import ValidationPlugin from '@pothos/plugin-validation';
+import { AppError } from '../errors/app-error.ts';
+import type { GraphQLContext } from './context.ts';
+
+export const builder = new SchemaBuilder<{
+  Context: GraphQLContext;
+  AuthScopes: { signedIn: boolean; staff: boolean; admin: boolean };
+  Scalars: {
+    Micros: { Input: number; Output: number };
+    DateTime: { Input: Date; Output: Date };
+  };
+  DefaultFieldNullability: false;
+}>({
+  plugins: [ScopeAuthPlugin, ErrorsPlugin, DataloaderPlugin, ValidationPlugin],
+  defaultFieldNullability: false,
+  scopeAuth: {
+    authorizeOnSubscribe: true,
+    authScopes: (context) => ({
+      signedIn: context.principal !== null,
+      staff: context.principal?.role === 'support' || context.principal?.role === 'admin',
+      admin: context.principal?.role === 'admin',
+    }),
+    unauthorizedError: (_parent, context) =>
+      context.principal ? new AppError('forbidden') : new AppError('sign_in_required'),
+  },
+  errors: { defaultTypes: [] },
+});
+
+builder.queryType({ description: 'Read the catalogue, your account and its usage.' });
+builder.mutationType({ description: 'Sign in and out, and manage your API keys, sessions and device logins.' });
+builder.subscriptionType({ description: 'Live updates over graphql-ws (subprotocol graphql-transport-ws) on /graphql.' });
+
+builder.scalarType('Micros', {
+  description: 'Money in integer micro-units of the stated currency (1 unit = 1,000,000 micros); always a safe integer.',
+  serialize: (value) => value,
+  parseValue: (value) => {
+    if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new AppError('invalid_request', 'Micros must be a safe integer.');
+    return value;
+  },
+});
+
+builder.scalarType('DateTime', {
+  description: 'An instant, as an ISO 8601 string in UTC.',
+  serialize: (value) => value.toISOString(),
+  parseValue: (value) => {
+    const date = new Date(String(value));
+    if (Number.isNaN(date.getTime())) throw new AppError('invalid_request', 'DateTime must be an ISO 8601 string.');
+    return date;
+  },
+});

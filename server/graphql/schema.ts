@@ -1,0 +1,11 @@
+/** Imports every domain's Pothos types and builds the schema. A new domain adds one import here. */
+import { builder } from './builder.ts';
+import '../modules/account/account.schema.ts';
+import '../modules/api-key/api-key.schema.ts';
+import '../modules/device-auth/device-auth.schema.ts';
+import '../modules/model/model.schema.ts';
+import '../modules/plan/plan.schema.ts';
+import '../modules/usage/usage.schema.ts';
+import '../modules/session/session.schema.ts';
+
+export const schema = builder.toSchema({ sortSchema: true });

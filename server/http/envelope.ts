@@ -1,0 +1,132 @@
+/**
+ * The REST error mapper: the only place that turns an error into the spec's envelope (spec §7,
+ * DESIGN §5). Route handlers throw; Fastify's error and not-found handlers end up here.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors/app-error.ts';
+import { errorCodes, type ErrorCode } from '../errors/codes.ts';
+
+export interface ErrorEnvelope {
+  ok: false;
+  requestId: string;
+  error: { message: string; type: string; code: ErrorCode; param: string | null };
+  message: string;
+  messageZh: string;
+  code: ErrorCode;
+  stage: string;
+  actions: string[];
+  debug: {
+    productModel: string | null;
+    upstreamStatus: number | null;
+    upstreamHost: string | null;
+    quotaRefunded: boolean;
+    latencyMs: number;
+  };
+  [detail: string]: unknown;
+}
+
+/** Builds the envelope for an `AppError`. `latencyMs` is the time since the request arrived. */
+export function envelopeFor(error: AppError, requestId: string, latencyMs: number): ErrorEnvelope {
+  const info = errorCodes[error.code];
+  const { param, stage, messageZh, debug, details } = error.options;
+  return {
+    ...details,
+    ok: false,
+    requestId,
+    error: { message: error.message, type: info.type, code: error.code, param: param ?? null },
+    message: error.message,
+    messageZh: messageZh ?? info.messageZh,
+    code: error.code,
+    stage: stage ?? info.stage,
+    actions: [...info.actions],
+    debug: {
+      productModel: debug?.productModel ?? null,
+      upstreamStatus: debug?.upstreamStatus ?? null,
+      upstreamHost: debug?.upstreamHost ?? null,
+      quotaRefunded: debug?.quotaRefunded ?? false,
+      latencyMs: Math.round(latencyMs),
+    },
+  };
+}
+
+/** Maps anything thrown (ours, Fastify's, or a bug) to an `AppError`. Unknown errors become `internal_error`. */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const fastifyError = error as Partial<FastifyError> | undefined;
+  switch (fastifyError?.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('invalid_json', `The request body is not valid JSON: ${fastifyError.message}`);
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('payload_too_large');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('unsupported_media_type');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError('invalid_request', 'The Content-Length header does not match the body.');
+    // Router errors (Fastify `frameworkErrors`), raised before any route runs.
+    case 'FST_ERR_BAD_URL':
+      return new AppError('invalid_request', 'The URL is malformed (bad percent-encoding).');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new AppError('invalid_request', 'A path parameter is too long (at most 100 characters).');
+  }
+  if (error instanceof SyntaxError && fastifyError?.statusCode === 400) {
+    return new AppError('invalid_json', `The request body is not valid JSON: ${error.message}`);
+  }
+  if (fastifyError?.validation) {
+    const first = fastifyError.validation[0];
+    const param = first?.instancePath ? first.instancePath.replace(/^\//, '').replaceAll('/', '.') : undefined;
+    return new AppError('invalid_request', fastifyError.message ?? 'The request is invalid.', param ? { param } : {});
+  }
+  return new AppError('internal_error', undefined, { cause: error });
+}
+
+/** Sends the envelope with the spec's headers. */
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
+  const body = envelopeFor(error, request.id, reply.elapsedTime);
+  reply
+    .code(error.status)
+    .header('x-svc-error-code', body.code)
+    .header('x-svc-error-stage', body.stage)
+    .header('cache-control', 'no-store');
+  for (const [name, value] of Object.entries({ ...retryAdvice(error), ...error.options.headers })) reply.header(name, value);
+  return reply.type('application/json; charset=utf-8').send(body);
+}
+
+/** Installs the error handler and the 404/405 handler on the root instance. */
+export function installErrorHandling(app: FastifyInstance, allowedMethods: (method: string, path: string) => string[]): void {
+  app.setErrorHandler((error, request, reply) => {
+    const appError = toAppError(error);
+    if (appError.code === 'internal_error') request.log.error({ err: error }, 'unexpected error');
+    else if (appError.status >= 500) request.log.warn({ code: appError.code, err: appError.options.cause }, appError.message);
+    return sendError(request, reply, appError);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = allowedMethods(request.method, path);
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '));
+      return sendError(
+        request,
+        reply,
+        new AppError('method_not_allowed', `Method ${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}.`),
+      );
+    }
+    return sendError(request, reply, new AppError('not_found', `No route for ${request.method} ${path}.`));
+  });
+}
+
+/**
+ * The SDKs retry 408, 409, 429 and 5xx by default (CONFORMANCE "Errors and retries"): say
+ * `x-should-retry: false` where the same request cannot succeed — a client error, an exhausted pool, or
+ * an upstream that refused the request itself (its 4xx, surfaced as 502) — and when to come back on 503.
+ */
+export function retryAdvice(error: AppError): Record<string, string> {
+  const { status } = error;
+  const upstreamStatus = error.options.debug?.upstreamStatus ?? 0;
+  const transient = (code: number) => code === 408 || code === 409 || code === 429 || code >= 500;
+  const upstreamRefused = upstreamStatus >= 400 && !transient(upstreamStatus);
+  if (!transient(status) || upstreamRefused) return { 'x-should-retry': 'false' };
+  if (status === 503) return { 'retry-after': '1' };
+  return {};
+}

@@ -1,0 +1,31 @@
+import type { FastifyInstance } from 'fastify';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Prometheus request count and latency by route and status, served at `/metrics`. One registry per app. */
+export function installMetrics(app: FastifyInstance): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const labelNames = ['method', 'route', 'status'] as const;
+  const requests = new Counter({ name: 'svc_http_requests_total', help: 'HTTP requests by route and status.', labelNames, registers: [registry] });
+  const latency = new Histogram({
+    name: 'svc_http_request_duration_seconds',
+    help: 'HTTP request latency by route and status.',
+    labelNames,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+
+  app.addHook('onResponse', (request, reply, done) => {
+    // The route pattern, never the raw URL, so labels stay bounded.
+    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
+    requests.inc(labels);
+    latency.observe(labels, reply.elapsedTime / 1000);
+    done();
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    reply.type(registry.contentType);
+    return registry.metrics();
+  });
+  return registry;
+}

@@ -1,0 +1,39 @@
+/**
+ * Starts svc: reads config (exits 1 naming the bad key), builds the web app if it is missing
+ * (`--build-missing`, used by `npm start`), then serves on `server.port`.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { buildApp } from './app.ts';
+import { ConfigError, loadConfig, type Config } from './config/config.ts';
+import { createLogger } from './log.ts';
+
+let config: Config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`svc: ${error.message}\n`);
+  process.exit(1);
+}
+const log = createLogger(config);
+
+if (process.argv.includes('--build-missing') && !existsSync(resolve(config.web.distDir, 'index.html'))) {
+  log.info('building the web app (first start)…');
+  const { build } = await import('vite');
+  await build({ configFile: resolve(import.meta.dirname, '../vite.config.ts'), logLevel: 'warn' });
+}
+
+const app = await buildApp(config, { logger: log });
+await app.listen({ port: config.server.port, host: config.server.host });
+log.info({ url: config.server.baseUrl }, `svc is listening; open ${config.server.webUrl}/pricing`);
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log.info({ signal }, 'shutting down');
+    app.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
+}

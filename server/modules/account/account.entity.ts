@@ -1,0 +1,25 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { baseProperties } from '../../db/base.entity.ts';
+
+export const accountRoles = ['member', 'support', 'admin'] as const;
+export type AccountRole = (typeof accountRoles)[number];
+
+export const Account = defineEntity({
+  name: 'Account',
+  tableName: 'account',
+  properties: {
+    ...baseProperties,
+    /** Stored lower-cased; unique. */
+    email: p.string().unique(),
+    displayName: p.string().nullable(),
+    role: p.enum(accountRoles).default('member'),
+    /** Plan package the account is on: `free`, `pro`, `max_x5`, `max_x20` (see config `plans`). */
+    planPackage: p.string().default('free'),
+    disabledAt: p.datetime().nullable(),
+    /** argon2id PHC string; null for accounts that only sign in by email code or OIDC. Never exposed. */
+    passwordHash: p.string().nullable(),
+    emailVerifiedAt: p.datetime().nullable(),
+  },
+});
+
+export type IAccount = InferEntity<typeof Account>;

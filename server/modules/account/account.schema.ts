@@ -1,0 +1,149 @@
+import { builder } from '../../graphql/builder.ts';
+import type { GraphQLContext } from '../../graphql/context.ts';
+import { AppError } from '../../errors/app-error.ts';
+import type { AccountView } from './account.service.ts';
+import { signOut } from '../session/web-session.ts';
+
+export const AccountRoleEnum = builder.enumType('AccountRole', {
+  description: 'What an account may do: members use the service; support and admin staff run it.',
+  values: {
+    member: { value: 'member', description: 'A customer.' },
+    support: { value: 'support', description: 'Staff: reviews applications and looks up accounts.' },
+    admin: { value: 'admin', description: 'Staff with every permission.' },
+  } as const,
+});
+
+export const AccountRef = builder.objectRef<AccountView>('Account').implement({
+  description: 'A member account.',
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'Account id.' }),
+    email: t.exposeString('email', { description: 'Sign-in email, lower-cased.' }),
+    displayName: t.exposeString('displayName', { nullable: true, description: 'Name shown in the app, if set.' }),
+    role: t.expose('role', { type: AccountRoleEnum, description: 'member, support or admin.' }),
+    planPackage: t.exposeString('planPackage', { description: 'Plan package the account is on: free, pro, max_x5 or max_x20.' }),
+    emailVerified: t.exposeBoolean('emailVerified', { description: 'Whether the email was proven (email code or identity provider).' }),
+    hasPassword: t.exposeBoolean('hasPassword', { description: 'Whether the account can sign in with a password.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the account was created.' }),
+  }),
+});
+
+interface AuthProviders {
+  password: boolean;
+  emailCode: boolean;
+  mailDelivery: 'smtp' | 'outbox';
+  oidcLabel: string | null;
+}
+
+const AuthProvidersRef = builder.objectRef<AuthProviders>('AuthProviders').implement({
+  description: 'The sign-in methods this server offers.',
+  fields: (t) => ({
+    password: t.exposeBoolean('password', { description: 'Email and password.' }),
+    emailCode: t.exposeBoolean('emailCode', { description: 'A 6-digit code sent by email.' }),
+    mailDelivery: t.exposeString('mailDelivery', { description: 'smtp, or outbox when mail only goes to the server log (development).' }),
+    oidcLabel: t.exposeString('oidcLabel', {
+      nullable: true,
+      description: 'Label of the third-party sign-in button (GET /api/membership/auth/oidc/start), or null when not configured.',
+    }),
+  }),
+});
+
+const EmailCodeSentRef = builder.objectRef<{ email: string; expiresAt: Date }>('EmailCodeSent').implement({
+  description: 'A sign-in code is on its way (the answer is the same whether or not the account exists).',
+  fields: (t) => ({
+    email: t.exposeString('email', { description: 'Where the code was sent.' }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'When the code stops working.' }),
+  }),
+});
+
+function web(context: GraphQLContext) {
+  if (!context.web) throw new AppError('invalid_request', 'Sign in and out over HTTP (POST /graphql), not over the WebSocket: the session is a cookie.');
+  return context.web;
+}
+
+builder.queryField('me', (t) =>
+  t.field({
+    type: AccountRef,
+    nullable: true,
+    description: 'The signed-in account, or null when not signed in.',
+    resolve: (_root, _args, { principal, services }) => (principal ? services.accounts.me(principal) : null),
+  }),
+);
+
+builder.queryField('authProviders', (t) =>
+  t.field({
+    type: AuthProvidersRef,
+    description: 'The sign-in methods this server offers.',
+    resolve: (_root, _args, { services }) => ({ password: true, emailCode: true, mailDelivery: services.mailer.mode, oidcLabel: services.oidc.label }),
+  }),
+);
+
+builder.mutationField('signUp', (t) =>
+  t.field({
+    type: AccountRef,
+    description: 'Creates an account with email and password and signs the browser in (sets the session cookie).',
+    args: {
+      email: t.arg.string({ required: true, description: 'Email address.' }),
+      password: t.arg.string({ required: true, description: 'At least 8 characters.' }),
+    },
+    resolve: async (_root, args, context) => {
+      const control = web(context);
+      const account = await context.services.accounts.signUp(args, control.client);
+      await control.start(account.id);
+      return account;
+    },
+  }),
+);
+
+builder.mutationField('signIn', (t) =>
+  t.field({
+    type: AccountRef,
+    description: 'Signs in with email and password; a new session cookie replaces any old one.',
+    args: {
+      email: t.arg.string({ required: true, description: 'Email address.' }),
+      password: t.arg.string({ required: true, description: 'Password.' }),
+    },
+    resolve: async (_root, args, context) => {
+      const control = web(context);
+      const account = await context.services.accounts.signInWithPassword(args, control.client);
+      await control.start(account.id);
+      return account;
+    },
+  }),
+);
+
+builder.mutationField('startEmailCode', (t) =>
+  t.field({
+    type: EmailCodeSentRef,
+    description: 'Emails a 6-digit sign-in code (valid 10 minutes, 5 attempts). Signing in with it creates the account if needed.',
+    args: { email: t.arg.string({ required: true, description: 'Email address.' }) },
+    resolve: (_root, args, { services, client }) => services.accounts.startEmailCode(args, client),
+  }),
+);
+
+builder.mutationField('verifyEmailCode', (t) =>
+  t.field({
+    type: AccountRef,
+    description: 'Signs in with an emailed code and sets the session cookie.',
+    args: {
+      email: t.arg.string({ required: true, description: 'Email address the code was sent to.' }),
+      code: t.arg.string({ required: true, description: 'The 6 digits.' }),
+    },
+    resolve: async (_root, args, context) => {
+      const control = web(context);
+      const account = await context.services.accounts.verifyEmailCode(args, control.client);
+      await control.start(account.id);
+      return account;
+    },
+  }),
+);
+
+builder.mutationField('signOut', (t) =>
+  t.field({
+    type: 'Boolean',
+    description: 'Signs out: ends the web session on the server and clears the cookie, or, called with a device-login bearer token, revokes that token.',
+    resolve: async (_root, _args, context) => {
+      await signOut(context.principal, web(context), context.services);
+      return true;
+    },
+  }),
+);

@@ -1,0 +1,314 @@
+/**
+ * Accounts and how people prove who they are: email + password (argon2id), email one-time codes, and
+ * (through `OidcService`) a third-party identity provider. Sign-in, sign-up and codes are throttled per IP
+ * and per account; wrong-password and unknown-email answers are the same, in text and in time.
+ */
+import { randomInt, randomUUID } from 'node:crypto';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { Config } from '../../config/config.ts';
+import type { Database } from '../../db/orm.ts';
+import { AppError } from '../../errors/app-error.ts';
+import { sameDigest, sha256Hex } from '../session/credential-token.ts';
+import type { IdentityService } from '../session/identity.service.ts';
+import type { ClientInfo } from '../session/session.service.ts';
+import { hour, minute, rateLimited, type Throttle } from '../session/throttle.ts';
+import { entityManager } from '../session/unit-of-work.ts';
+import { Account, accountRoles, type AccountRole, type IAccount } from './account.entity.ts';
+import { EmailCode } from './email-code.entity.ts';
+import type { Mailer } from './mailer.ts';
+import { decoyHash, hashPassword, needsRehash, passwordRules, verifyPassword } from './password.ts';
+import type { Principal } from './principal.ts';
+
+export interface AccountView {
+  id: string;
+  email: string;
+  displayName: string | null;
+  role: AccountRole;
+  planPackage: string;
+  emailVerified: boolean;
+  hasPassword: boolean;
+  createdAt: Date;
+}
+
+export interface SignUpInput {
+  email: string;
+  password: string;
+  role?: AccountRole;
+  displayName?: string | null;
+}
+
+/** Printable, no spaces or control characters (PostgreSQL refuses NUL in text), one @, a dot in the domain. */
+const emailPattern = /^[^\s@\p{Cc}\p{Cf}]+@[^\s@\p{Cc}\p{Cf}]+\.[^\s@\p{Cc}\p{Cf}]+$/u;
+
+export class AccountService {
+  readonly #config: Config;
+  readonly #db: Database;
+  readonly #throttle: Throttle;
+  readonly #mailer: Mailer;
+  readonly #identity: IdentityService;
+
+  constructor(config: Config, db: Database, throttle: Throttle, mailer: Mailer, identity: IdentityService) {
+    this.#config = config;
+    this.#db = db;
+    this.#throttle = throttle;
+    this.#mailer = mailer;
+    this.#identity = identity;
+    // Hash the decoy now, so the first unknown-email sign-in does not take twice as long as the others.
+    decoyHash().catch(() => undefined);
+  }
+
+  /**
+   * Creates a member account with a password. Throws 409 `account_exists` if the email is taken. `client`
+   * (the caller's IP) turns on sign-up throttling; trusted callers (CLI, tests) leave it out.
+   */
+  async signUp(input: SignUpInput, client: ClientInfo = {}): Promise<AccountView> {
+    const email = normaliseEmail(input.email);
+    checkPassword(input.password);
+    const role = input.role ?? 'member';
+    if (!accountRoles.includes(role)) throw new AppError('invalid_request', `role must be one of ${accountRoles.join(', ')}.`, { param: 'role' });
+    if (client.ip) {
+      await this.#throttle.enforce([{ key: `signup:ip:${client.ip}`, limit: this.#config.auth.throttle.signUpPerHourPerIp, periodMs: hour }], 'sign-ups from this address');
+    }
+    const passwordHash = await hashPassword(input.password);
+    const em = entityManager(this.#db);
+    const account = em.create(Account, {
+      email,
+      displayName: input.displayName?.trim() || null,
+      role,
+      planPackage: 'free',
+      disabledAt: null,
+      passwordHash,
+      emailVerifiedAt: null,
+    });
+    try {
+      await em.flush();
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) {
+        throw new AppError('account_exists', `An account with ${email} already exists; sign in instead.`, { param: 'email' });
+      }
+      throw error;
+    }
+    return view(account);
+  }
+
+  /** Checks email + password. Wrong password and unknown email give the same 401 `invalid_credentials`. */
+  async signInWithPassword(input: { email: string; password: string }, client: ClientInfo = {}): Promise<AccountView> {
+    const email = normaliseEmail(input.email);
+    if (typeof input.password !== 'string' || input.password.length === 0) throw new AppError('invalid_request', 'password is required.', { param: 'password' });
+    await this.#throttleSignIn(email, client);
+    const accountTry = await this.#spendAccountTry(email, client);
+    const em = entityManager(this.#db);
+    const account = await em.findOne(Account, { email });
+    const stored = account?.passwordHash ?? (await decoyHash());
+    const ok = (await verifyPassword(stored, input.password.slice(0, passwordRules.maxLength))) && !!account?.passwordHash;
+    if (!ok || !account) throw new AppError('invalid_credentials');
+    await accountTry.succeeded();
+    if (account.disabledAt) throw new AppError('forbidden', 'This account is disabled.');
+    if (needsRehash(stored)) {
+      account.passwordHash = await hashPassword(input.password);
+      await em.flush();
+    }
+    return view(account);
+  }
+
+  /** Sends a 6-digit code (10 minutes, 5 attempts). Same answer whether or not the account exists. */
+  async startEmailCode(input: { email: string }, client: ClientInfo = {}): Promise<{ email: string; expiresAt: Date }> {
+    const email = normaliseEmail(input.email);
+    const { throttle } = this.#config.auth;
+    const rules = [{ key: `email-code:email:${email}`, limit: throttle.emailCodePerHourPerEmail, periodMs: hour }];
+    if (client.ip) rules.push({ key: `email-code:ip:${client.ip}`, limit: throttle.emailCodePerHourPerIp, periodMs: hour });
+    await this.#throttle.enforce(rules, 'email codes');
+    const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+    const id = randomUUID();
+    const expiresAt = new Date(Date.now() + this.#config.auth.emailCodeTtlSeconds * 1000);
+    const em = entityManager(this.#db);
+    // Only the newest code works: earlier unused ones are spent.
+    await em.nativeUpdate(EmailCode, { email, consumedAt: null }, { consumedAt: new Date() });
+    em.create(EmailCode, { id, email, codeHash: codeDigest(id, code), expiresAt, attempts: 0, consumedAt: null });
+    await em.flush();
+    const minutes = Math.round(this.#config.auth.emailCodeTtlSeconds / 60);
+    await this.#mailer.send({
+      to: email,
+      subject: `Your svc sign-in code: ${code}`,
+      text: `Your svc sign-in code is ${code}. It expires in ${minutes} minutes. If you did not ask for it, ignore this email.`,
+    });
+    return { email, expiresAt };
+  }
+
+  /**
+   * Checks an email code. Right: the account (created on first sign-in) with its email marked verified.
+   * Wrong, expired or out of attempts: 401 `invalid_credentials`.
+   */
+  async verifyEmailCode(input: { email: string; code: string }, client: ClientInfo = {}): Promise<AccountView> {
+    const email = normaliseEmail(input.email);
+    const code = String(input.code ?? '').replace(/\s+/g, '');
+    if (!/^\d{6}$/.test(code)) throw new AppError('invalid_request', 'code must be the 6 digits from the email.', { param: 'code' });
+    await this.#throttleSignIn(email, client);
+    const connection = this.#db.orm.em.getConnection();
+    // Count the attempt first (atomically), so concurrent guesses cannot exceed the limit.
+    const row: { id: string; code_hash: string } | undefined = await connection.execute<{ id: string; code_hash: string }>(
+      `update "email_code" set "attempts" = "attempts" + 1, "updated_at" = now()
+        where "id" = (select "id" from "email_code" where "email" = ? and "consumed_at" is null and "expires_at" > now()
+                       order by "created_at" desc limit 1)
+          and "attempts" < ? and "consumed_at" is null
+        returning "id", "code_hash"`,
+      [email, this.#config.auth.emailCodeMaxAttempts],
+      'get',
+    );
+    const wrong = () => new AppError('invalid_credentials', 'The code is wrong or has expired; request a new one if needed.', { param: 'code' });
+    if (!row || !sameDigest(row.code_hash, codeDigest(row.id, code))) throw wrong();
+    const spent: { id: string } | undefined = await connection.execute<{ id: string }>(
+      `update "email_code" set "consumed_at" = now(), "updated_at" = now() where "id" = ? and "consumed_at" is null returning "id"`,
+      [row.id],
+      'get',
+    );
+    if (!spent) throw wrong();
+    const account = await this.findOrCreateVerified(email);
+    if (account.disabledAt) throw new AppError('forbidden', 'This account is disabled.');
+    return view(account);
+  }
+
+  /**
+   * For sign-in by a verified email (code or OIDC): the account, created as a member on first use.
+   *
+   * The first proof of an address that was signed up with a password but never verified takes the account
+   * over: anyone could have signed up with someone else's address (account pre-hijacking), so that password
+   * stops working and every session and API key made before the proof is revoked, on every instance.
+   */
+  async findOrCreateVerified(emailInput: string, displayName?: string | null): Promise<IAccount> {
+    const email = normaliseEmail(emailInput);
+    const connection = this.#db.orm.em.getConnection();
+    const now = new Date();
+    const claimed = await this.#db.orm.em.fork().transactional(async (em) => {
+      const tx = em.getConnection();
+      const row: { id: string } | undefined = await tx.execute<{ id: string }>(
+        `update "account" set "email_verified_at" = ?, "password_hash" = null, "updated_at" = ?
+          where "email" = ? and "email_verified_at" is null and "password_hash" is not null returning "id"`,
+        [now, now, email],
+        'get',
+        em.getTransactionContext(),
+      );
+      if (!row) return null;
+      await tx.execute(`update "session" set "revoked_at" = ?, "updated_at" = ? where "account_id" = ? and "revoked_at" is null`, [now, now, row.id], 'run', em.getTransactionContext());
+      await tx.execute(`update "api_key" set "revoked_at" = ?, "updated_at" = ? where "account_id" = ? and "revoked_at" is null`, [now, now, row.id], 'run', em.getTransactionContext());
+      return row.id;
+    });
+    if (claimed) await this.#identity.invalidateAccount(claimed);
+    await connection.execute(
+      `insert into "account" ("id", "created_at", "updated_at", "email", "display_name", "role", "plan_package", "email_verified_at")
+       values (?, ?, ?, ?, ?, 'member', 'free', ?)
+       on conflict ("email") do update set "email_verified_at" = coalesce("account"."email_verified_at", excluded."email_verified_at")`,
+      [randomUUID(), now, now, email, displayName?.trim() || null, now],
+      'run',
+    );
+    const account = await entityManager(this.#db).findOneOrFail(Account, { email }, { refresh: true });
+    return account;
+  }
+
+  async findById(id: string): Promise<AccountView | null> {
+    const account = await entityManager(this.#db).findOne(Account, { id });
+    return account ? view(account) : null;
+  }
+
+  /** The caller's own account. */
+  async me(principal: Principal): Promise<AccountView> {
+    const account = await this.findById(principal.accountId);
+    if (!account) throw new AppError('sign_in_required', 'The account behind this credential no longer exists.');
+    return account;
+  }
+
+  /**
+   * Bootstraps or updates a user with a role (the `svc admin create-user` command). Sets the password of an
+   * existing account, so staff can be promoted without a second account.
+   */
+  async createUser(input: SignUpInput & { role: AccountRole }): Promise<{ account: AccountView; created: boolean }> {
+    const email = normaliseEmail(input.email);
+    checkPassword(input.password);
+    if (!accountRoles.includes(input.role)) throw new AppError('invalid_request', `role must be one of ${accountRoles.join(', ')}.`, { param: 'role' });
+    const em = entityManager(this.#db);
+    const existing = await em.findOne(Account, { email });
+    if (!existing) return { account: await this.signUp({ ...input, email }), created: true };
+    existing.role = input.role;
+    existing.passwordHash = await hashPassword(input.password);
+    await em.flush();
+    await this.#identity.invalidateAccount(existing.id);
+    return { account: view(existing), created: false };
+  }
+
+  /** Per IP, and per account from one IP: counted on every attempt (password or email code). */
+  async #throttleSignIn(email: string, client: ClientInfo): Promise<void> {
+    if (!client.ip) return;
+    const { throttle } = this.#config.auth;
+    await this.#throttle.enforce(
+      [
+        { key: `signin:ip:${client.ip}`, limit: throttle.signInPerMinutePerIp, periodMs: minute },
+        { key: `signin:acct-ip:${email}:${client.ip}`, limit: 10, periodMs: 15 * minute },
+      ],
+      'sign-in attempts',
+    );
+  }
+
+  /**
+   * The per-account password limit, against guessing from many addresses. The try is spent before the
+   * password is checked (so concurrent guesses cannot pass the limit) and given back when it was right. An
+   * address that signed in to this account before is exempt, so an attacker elsewhere cannot lock the owner
+   * out; and email codes, which have their own attempt limit, are never blocked by it.
+   */
+  async #spendAccountTry(email: string, client: ClientInfo): Promise<{ succeeded(): Promise<void> }> {
+    const knownKey = client.ip ? `signin-known:${email}:${client.ip}` : null;
+    const remember = async () => {
+      if (knownKey) await this.#throttle.increment(knownKey, knownAddressMs);
+    };
+    if (knownKey && (await this.#throttle.count(knownKey)) > 0) return { succeeded: remember };
+    const key = `signin-tries:${email}`;
+    const limit = this.#config.auth.throttle.signInPerHourPerAccount;
+    if ((await this.#throttle.increment(key, hour)) > limit) {
+      await this.#throttle.decrement(key);
+      throw rateLimited('sign-in attempts for this account', await this.#throttle.ttl(key));
+    }
+    return {
+      succeeded: async () => {
+        await this.#throttle.decrement(key);
+        await remember();
+      },
+    };
+  }
+}
+
+/** How long an address that signed in to an account stays exempt from that account's password limit. */
+const knownAddressMs = 30 * 24 * hour;
+
+export function normaliseEmail(input: unknown): string {
+  const email = typeof input === 'string' ? input.trim().toLowerCase() : '';
+  if (!email) throw new AppError('invalid_request', 'email is required.', { param: 'email' });
+  if (email.length > 254 || !emailPattern.test(email)) throw new AppError('invalid_request', `"${email.slice(0, 80).replace(/[\p{Cc}\p{Cf}]/gu, '?')}" is not an email address.`, { param: 'email' });
+  return email;
+}
+
+function checkPassword(password: unknown): asserts password is string {
+  if (typeof password !== 'string') throw new AppError('invalid_request', 'password is required.', { param: 'password' });
+  if (password.length < passwordRules.minLength) {
+    throw new AppError('invalid_request', `password must be at least ${passwordRules.minLength} characters.`, { param: 'password' });
+  }
+  if (password.length > passwordRules.maxLength) {
+    throw new AppError('invalid_request', `password must be at most ${passwordRules.maxLength} characters.`, { param: 'password' });
+  }
+}
+
+/** The code is bound to its row id, so equal codes never share a digest. */
+function codeDigest(id: string, code: string): string {
+  return sha256Hex(`${id}:${code}`);
+}
+
+export function view(account: IAccount): AccountView {
+  return {
+    id: account.id,
+    email: account.email,
+    displayName: account.displayName ?? null,
+    role: account.role,
+    planPackage: account.planPackage,
+    emailVerified: account.emailVerifiedAt != null,
+    hasPassword: account.passwordHash != null,
+    createdAt: account.createdAt,
+  };
+}

@@ -1,0 +1,51 @@
+import { builder } from '../../graphql/builder.ts';
+import type { ApiKeyView, CreatedApiKey } from './api-key.service.ts';
+
+const ApiKeyRef = builder.objectRef<ApiKeyView>('ApiKey').implement({
+  description: 'A personal API key (svc_live_…). The full token is only ever shown at creation.',
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'Key id.' }),
+    name: t.exposeString('name', { description: 'Your label for the key.' }),
+    prefix: t.exposeString('prefix', { description: 'First 12 characters of the token.' }),
+    last4: t.exposeString('last4', { description: 'Last 4 characters of the token.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
+    lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true, description: 'Last use (recorded within seconds), or null.' }),
+  }),
+});
+
+const CreatedApiKeyRef = builder.objectRef<CreatedApiKey>('CreatedApiKey').implement({
+  description: 'A newly minted key with its token: copy it now, it is not shown again.',
+  fields: (t) => ({
+    key: t.expose('key', { type: ApiKeyRef, description: 'The stored key.' }),
+    token: t.exposeString('token', { description: 'The full token (Authorization: Bearer <token>), shown once.' }),
+  }),
+});
+
+builder.queryField('apiKeys', (t) =>
+  t.field({
+    type: [ApiKeyRef],
+    authScopes: { signedIn: true },
+    description: 'Your personal API keys (needs a web session).',
+    resolve: (_root, _args, { principal, services }) => services.apiKeys.list(principal!),
+  }),
+);
+
+builder.mutationField('createApiKey', (t) =>
+  t.field({
+    type: CreatedApiKeyRef,
+    authScopes: { signedIn: true },
+    description: 'Mints a personal API key (needs a web session). The token is in this response only.',
+    args: { name: t.arg.string({ required: true, description: 'A label, 1 to 100 characters.' }) },
+    resolve: (_root, args, { principal, services }) => services.apiKeys.create(principal!, args),
+  }),
+);
+
+builder.mutationField('revokeApiKey', (t) =>
+  t.field({
+    type: ApiKeyRef,
+    authScopes: { signedIn: true },
+    description: 'Revokes a key; it stops working at once on every server.',
+    args: { id: t.arg.id({ required: true, description: 'Key id.' }) },
+    resolve: (_root, args, { principal, services }) => services.apiKeys.revoke(principal!, String(args.id)),
+  }),
+);

@@ -1,0 +1,119 @@
+/**
+ * Personal API keys (spec §4, DESIGN "Credentials"): `svc_live_` + 256 random bits, shown once at creation,
+ * stored as SHA-256 only; lists show `prefix` (first 12 characters) and `last4`. Managing keys needs a web
+ * session: a key or a device token cannot mint more keys.
+ */
+import type { Database } from '../../db/orm.ts';
+import { AppError } from '../../errors/app-error.ts';
+import type { Principal } from '../account/principal.ts';
+import { displayParts, newToken, sha256Hex, tokenPrefixes } from '../session/credential-token.ts';
+import type { IdentityService } from '../session/identity.service.ts';
+import { isUuid } from '../session/session.service.ts';
+import { entityManager } from '../session/unit-of-work.ts';
+import { ApiKey, type IApiKey } from './api-key.entity.ts';
+
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  prefix: string;
+  last4: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+}
+
+export interface CreatedApiKey {
+  key: ApiKeyView;
+  /** The full token: returned this once, never stored. */
+  token: string;
+}
+
+export const maxKeysPerAccount = 100;
+
+export class ApiKeyService {
+  readonly #db: Database;
+  readonly #identity: IdentityService;
+
+  constructor(db: Database, identity: IdentityService) {
+    this.#db = db;
+    this.#identity = identity;
+  }
+
+  /** The caller's live personal keys, newest first. */
+  async list(principal: Principal): Promise<ApiKeyView[]> {
+    assertWebSession(principal);
+    return this.listForAccount(principal.accountId);
+  }
+
+  async listForAccount(accountId: string): Promise<ApiKeyView[]> {
+    const rows = await entityManager(this.#db).find(ApiKey, { accountId, kind: 'personal', revokedAt: null }, { orderBy: { createdAt: 'desc', id: 'asc' } });
+    return rows.map(view);
+  }
+
+  /** Mints a key for the signed-in caller (web session required). */
+  async create(principal: Principal, input: { name: string }): Promise<CreatedApiKey> {
+    assertWebSession(principal);
+    return this.createForAccount(principal.accountId, input);
+  }
+
+  /**
+   * Mints a key for an account without a caller check: for trusted callers that have already authorised
+   * (the admin CLI, tests, seed scripts). Transports use `create`.
+   */
+  async createForAccount(accountId: string, input: { name: string }): Promise<CreatedApiKey> {
+    const name = input.name.trim();
+    if (name.length === 0 || name.length > 100) {
+      throw new AppError('invalid_request', 'name must be 1 to 100 characters.', { param: 'name' });
+    }
+    if (/[\p{Cc}\p{Cf}]/u.test(name)) throw new AppError('invalid_request', 'name must not contain control characters.', { param: 'name' });
+    const em = entityManager(this.#db);
+    const live = await em.count(ApiKey, { accountId, kind: 'personal', revokedAt: null });
+    if (live >= maxKeysPerAccount) {
+      throw new AppError('invalid_request', `An account can have at most ${maxKeysPerAccount} live keys; revoke one first.`);
+    }
+    const token = newToken(tokenPrefixes.personalKey);
+    const key = em.create(ApiKey, {
+      accountId,
+      kind: 'personal',
+      name,
+      tokenHash: sha256Hex(token),
+      ...displayParts(token),
+      lastUsedAt: null,
+      revokedAt: null,
+    });
+    await em.flush();
+    return { key: view(key), token };
+  }
+
+  /** Revokes one of the caller's keys; it stops working on every instance at once. */
+  async revoke(principal: Principal, keyId: string): Promise<ApiKeyView> {
+    assertWebSession(principal);
+    return this.revokeForAccount(principal.accountId, keyId);
+  }
+
+  async revokeForAccount(accountId: string, keyId: string): Promise<ApiKeyView> {
+    const em = entityManager(this.#db);
+    const key = isUuid(keyId) ? await em.findOne(ApiKey, { id: keyId, accountId, kind: 'personal', revokedAt: null }) : null;
+    if (!key) throw new AppError('not_found', isUuid(keyId) ? `No live API key ${keyId} on your account.` : 'That is not an API key id.', { param: 'id' });
+    key.revokedAt = new Date();
+    await em.flush();
+    await this.#identity.invalidate({ tokenHashes: [key.tokenHash] });
+    return view(key);
+  }
+}
+
+function assertWebSession(principal: Principal): void {
+  if (principal.credential.kind !== 'web_session') {
+    throw new AppError('sign_in_required', 'Managing API keys needs a web session: sign in at /account (a bearer credential is not enough).');
+  }
+}
+
+function view(key: IApiKey): ApiKeyView {
+  return {
+    id: key.id,
+    name: key.name,
+    prefix: key.prefix,
+    last4: key.last4,
+    createdAt: key.createdAt,
+    lastUsedAt: key.lastUsedAt ?? null,
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * Token counts for billing when the upstream reported none (it omitted usage, or the client hung up first).
+ * This runs on the event loop, and the tokenizer's BPE is slow (~10 µs a token) and quadratic in the length
+ * of one unbroken piece — a 1 MiB prompt of one "word" would stall the instance for minutes. So the work
+ * is bounded: a run of one character class longer than SLICE is counted in slices (exact for ordinary
+ * text, which never has such runs), and past a budget of characters the rest is billed at one token per
+ * UTF-8 byte, the most it can cost (a token is at least one byte).
+ */
+type CountTokens = (text: string) => number;
+
+/** Longest unbroken run (of spaces, or of anything else) handed to the tokenizer in one piece. */
+const SLICE = 32;
+/** Characters tokenized per estimate; the rest is billed at the ceiling. */
+export const EXACT_CHARS = 48 * 1024;
+
+export class TokenEstimate {
+  readonly #count: CountTokens;
+  #budget = EXACT_CHARS;
+
+  constructor(count: CountTokens) {
+    this.#count = count;
+  }
+
+  /** Tokens of `text`, counted within what is left of the budget and bounded above beyond it. */
+  count(text: string): number {
+    if (text.length <= this.#budget) {
+      this.#budget -= text.length;
+      return this.#sliced(text);
+    }
+    const head = text.slice(0, this.#budget);
+    this.#budget = 0;
+    return this.#sliced(head) + Buffer.byteLength(text) - Buffer.byteLength(head);
+  }
+
+  #sliced(text: string): number {
+    const count = this.#count;
+    let tokens = 0;
+    let segment = 0;
+    let run = 0;
+    let space = false;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      const isSpace = c === 32 || (c >= 9 && c <= 13);
+      if (isSpace !== space) {
+        space = isSpace;
+        run = i;
+      } else if (i - run >= SLICE && (c < 0xdc00 || c > 0xdfff)) {
+        // Cut before a character, never inside a surrogate pair.
+        tokens += count(text.slice(segment, i));
+        segment = run = i;
+      }
+    }
+    return tokens + count(segment === 0 ? text : text.slice(segment));
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * Routing table of the gateway: product id → class, effective token rates, output cap and the ordered
+ * deployments (upstream + upstream model name) to try. Models without deployments go to the quick-start
+ * upstream (`SVC_UPSTREAM_URL`) under their product id. `auto` (and any `routesTo`) takes the deployments
+ * of the model it routes to. Upstream HTTP goes through one undici Pool per origin (keep-alive, timeouts).
+ */
+import { Pool } from 'undici';
+import type { Config, ModelClass } from '../../config/config.ts';
+import { discounted } from '../../config/money.ts';
+import type { TokenRates } from '../usage/pricing.ts';
+
+export interface Deployment {
+  /** The configured label; what error bodies show as `debug.upstreamHost` (never the URL). */
+  label: string;
+  pool: Pool;
+  /** Request path of the chat endpoint on that origin, e.g. `/v1/chat/completions`. */
+  path: string;
+  /** Model name sent upstream. */
+  model: string;
+  /** `authorization` header value, if the upstream needs a key. */
+  authorization: string | undefined;
+  timeoutMs: number;
+}
+
+export interface RoutedModel {
+  /** Product id as requested (e.g. `auto`). */
+  id: string;
+  /** Product id it resolves to (e.g. `svc-2.1-fast`); what replies name as `model`. */
+  resolvedId: string;
+  class: ModelClass;
+  rates: TokenRates;
+  maxOutputTokens: number;
+  deployments: readonly Deployment[];
+  /** Pre-serialized `"model":"<resolvedId>"` fragment for the stream rewriter. */
+  modelJson: string;
+}
+
+export interface RegistryOptions {
+  /** Most sockets per upstream origin; 0 or absent = no cap. */
+  connectionsPerUpstream?: number;
+}
+
+export class ModelRegistry {
+  readonly #models = new Map<string, RoutedModel>();
+  readonly #pools = new Map<string, Pool>();
+
+  constructor(config: Config, options: RegistryOptions = {}) {
+    const connections = options.connectionsPerUpstream ? options.connectionsPerUpstream : null;
+    const poolFor = (origin: string, timeoutMs: number): Pool => {
+      let pool = this.#pools.get(origin);
+      if (!pool) {
+        pool = new Pool(origin, {
+          connections,
+          pipelining: 1,
+          keepAliveTimeout: 30_000,
+          keepAliveMaxTimeout: 300_000,
+          connect: { timeout: Math.min(10_000, timeoutMs) },
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+        });
+        this.#pools.set(origin, pool);
+      }
+      return pool;
+    };
+    const deploymentsOf = (id: string): Deployment[] => {
+      const model = config.models[id]!;
+      if (model.deployments.length > 0) {
+        return model.deployments.map((deployment) => {
+          const upstream = config.upstreams[deployment.upstream]!;
+          const url = new URL(upstream.baseUrl);
+          const key = upstream.apiKeyEnv ? config.secrets[upstream.apiKeyEnv] : undefined;
+          return {
+            label: upstream.label,
+            pool: poolFor(url.origin, upstream.timeoutMs),
+            path: `${url.pathname.replace(/\/+$/, '')}/chat/completions`,
+            model: deployment.model,
+            authorization: key ? `Bearer ${key}` : undefined,
+            timeoutMs: upstream.timeoutMs,
+          };
+        });
+      }
+      const fallback = config.defaultUpstream;
+      if (!fallback) return [];
+      const url = new URL(fallback.baseUrl);
+      const timeoutMs = config.gateway.upstreamTimeoutMs;
+      return [
+        {
+          label: 'default',
+          pool: poolFor(url.origin, timeoutMs),
+          path: `${url.pathname.replace(/\/+$/, '')}/chat/completions`,
+          model: id,
+          authorization: fallback.apiKey ? `Bearer ${fallback.apiKey}` : undefined,
+          timeoutMs,
+        },
+      ];
+    };
+    for (const [id, model] of Object.entries(config.models)) {
+      let resolvedId = id;
+      const seen = new Set([id]);
+      while (config.models[resolvedId]!.routesTo !== undefined) {
+        resolvedId = config.models[resolvedId]!.routesTo!;
+        if (seen.has(resolvedId)) throw new Error(`models.${id}.routesTo forms a cycle`);
+        seen.add(resolvedId);
+      }
+      const discount = config.promotion[model.tier];
+      this.#models.set(id, {
+        id,
+        resolvedId,
+        class: model.tier,
+        rates: {
+          class: model.tier,
+          inputPerMillion: discounted(model.inputPrice, discount),
+          outputPerMillion: discounted(model.outputPrice, discount),
+        },
+        maxOutputTokens: model.maxOutputTokens,
+        deployments: deploymentsOf(resolvedId),
+        modelJson: `"model":${JSON.stringify(resolvedId)}`,
+      });
+    }
+  }
+
+  get(id: string): RoutedModel | undefined {
+    return this.#models.get(id);
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.#pools.values()].map((pool) => pool.close()));
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * `GET /v1/models` and `GET /v1/models/{id}` in the OpenAI list shape, for an authenticated caller
+ * (bearer API key or session token): only the ids the caller's plan may use.
+ */
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../errors/app-error.ts';
+
+/** `created` of every catalogue entry: when this catalogue was first published (2026-11-21T00:00:00Z). */
+const catalogueCreated = 1_795_219_200;
+
+export async function modelRoutes(app: FastifyInstance): Promise<void> {
+  const { services } = app;
+
+  // Only the ids the caller's plan may use (config `plans.<id>.models`; default all).
+  const allowed = (planPackage: string): ReadonlySet<string> | null => services.usage.limitsFor(planPackage).models;
+
+  app.get('/v1/models', async (request) => {
+    const principal = await services.identity.authenticateBearer(request.headers.authorization);
+    const models = allowed(principal.planPackage);
+    return { object: 'list', data: services.models.ids.filter((id) => models === null || models.has(id)).map(modelObject) };
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/models/:id', async (request) => {
+    const principal = await services.identity.authenticateBearer(request.headers.authorization);
+    const models = allowed(principal.planPackage);
+    const model = models === null || models.has(request.params.id) ? services.models.get(request.params.id) : undefined;
+    if (!model) throw new AppError('model_not_found', `The model ${request.params.id} does not exist; GET /v1/models lists the ids.`, { param: 'model' });
+    return modelObject(model.id);
+  });
+}
+
+function modelObject(id: string) {
+  return { id, object: 'model', created: catalogueCreated, owned_by: 'svc' };
+}

@@ -1,0 +1,79 @@
+/**
+ * The product model catalogue (spec §2.1): ids, class, list and promoted prices, intended use.
+ * Built once from config; the gateway's routing reads the same records.
+ */
+import type { Config, ModelClass, ProductModelConfig } from '../../config/config.ts';
+import { discounted, formatMicros, type Micros } from '../../config/money.ts';
+
+export interface Money {
+  /** Integer micro-units of `currency` (1 unit = 1,000,000 micros). */
+  amountMicros: Micros;
+  /** The same amount as a decimal string, e.g. "0.042". */
+  amount: string;
+  currency: string;
+}
+
+export interface TokenPrice {
+  list: Money;
+  /** After the promotion for the model's class. */
+  effective: Money;
+}
+
+export interface ProductModel {
+  id: string;
+  class: ModelClass;
+  tierLabel: string;
+  intendedUse: string;
+  maxOutputTokens: number;
+  /** For `auto`: the model requests are routed to. */
+  routesTo: string | null;
+  /** Prices per 1,000,000 tokens. */
+  price: { perTokens: number; discount: number; input: TokenPrice; output: TokenPrice };
+}
+
+export const tierLabels: Record<ModelClass, string> = { fast: 'Fast / Light', premium: 'Standard / Flagship' };
+
+export function money(amountMicros: Micros, currency: string): Money {
+  return { amountMicros, amount: formatMicros(amountMicros), currency };
+}
+
+export class ModelCatalogue {
+  readonly models: readonly ProductModel[];
+  readonly #byId: Map<string, ProductModel>;
+  readonly #config: Config;
+
+  constructor(config: Config) {
+    this.#config = config;
+    this.models = Object.entries(config.models).map(([id, model]) => this.#view(id, model));
+    this.#byId = new Map(this.models.map((model) => [model.id, model]));
+  }
+
+  get(id: string): ProductModel | undefined {
+    return this.#byId.get(id);
+  }
+
+  get ids(): string[] {
+    return this.models.map((model) => model.id);
+  }
+
+  /** The promotion per class as a fraction (0.7 = 70 % off). */
+  promotion(): Record<ModelClass, number> {
+    const { fast, premium } = this.#config.promotion;
+    return { fast: fast / 10_000, premium: premium / 10_000 };
+  }
+
+  #view(id: string, model: ProductModelConfig): ProductModel {
+    const { currency, promotion } = this.#config;
+    const discount = promotion[model.tier];
+    const price = (list: Micros): TokenPrice => ({ list: money(list, currency), effective: money(discounted(list, discount), currency) });
+    return {
+      id,
+      class: model.tier,
+      tierLabel: tierLabels[model.tier],
+      intendedUse: model.intendedUse,
+      maxOutputTokens: model.maxOutputTokens,
+      routesTo: model.routesTo ?? null,
+      price: { perTokens: 1_000_000, discount: discount / 10_000, input: price(model.inputPrice), output: price(model.outputPrice) },
+    };
+  }
+}

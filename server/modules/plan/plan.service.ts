@@ -1,0 +1,71 @@
+/**
+ * The public plan catalogue (Free, Pro, Max and its x5/x20 packages) with the usage pools each package
+ * includes, per model class and window. Read from config; GraphQL `plans` and REST
+ * `GET /api/membership/plans` both return `PlanService.list()`.
+ */
+import { modelClasses, poolWindows, type Config, type ModelClass, type PlanId, type PoolWindow } from '../../config/config.ts';
+import { money, type Money } from '../model/model.service.ts';
+
+export interface Pool {
+  class: ModelClass;
+  window: PoolWindow;
+  limit: Money;
+}
+
+export interface PlanPackage {
+  id: string;
+  name: string;
+  price: Money;
+  interval: 'month';
+  /** How many times the plan's base pools this package includes. */
+  multiplier: number;
+  pools: Pool[];
+}
+
+export interface Plan {
+  id: PlanId;
+  name: string;
+  description: string;
+  requestsPerMinute: number;
+  packages: PlanPackage[];
+}
+
+export class PlanService {
+  readonly #plans: Plan[];
+
+  constructor(config: Config) {
+    const planIds: PlanId[] = ['free', 'pro', 'max'];
+    this.#plans = planIds.map((id) => {
+      const plan = config.plans[id];
+      return {
+        id,
+        name: plan.name,
+        description: plan.description,
+        requestsPerMinute: plan.requestsPerMinute,
+        packages: plan.packages.map((pkg) => ({
+          id: pkg.id,
+          name: pkg.name,
+          price: money(pkg.price, config.currency),
+          interval: 'month' as const,
+          multiplier: pkg.multiplier,
+          pools: modelClasses.flatMap((cls) =>
+            poolWindows.map((window) => ({ class: cls, window, limit: money(plan.pools[cls][window] * pkg.multiplier, config.currency) })),
+          ),
+        })),
+      };
+    });
+  }
+
+  list(): Plan[] {
+    return this.#plans;
+  }
+
+  /** The package with this id and the plan it belongs to. */
+  findPackage(packageId: string): { plan: Plan; pkg: PlanPackage } | undefined {
+    for (const plan of this.#plans) {
+      const pkg = plan.packages.find((candidate) => candidate.id === packageId);
+      if (pkg) return { plan, pkg };
+    }
+    return undefined;
+  }
+}

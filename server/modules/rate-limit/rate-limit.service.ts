@@ -1,0 +1,70 @@
+/**
+ * The service's one rate limiter: GCRA per key, in Redis (one Lua script, shared across instances) or in
+ * process in single-instance mode. Fails closed: if Redis does not answer, `hit` throws
+ * `service_unavailable`.
+ *
+ *   const decision = await services.rateLimits.assert([{ key: `device-start:ip:${ip}`, limit: 10, periodMs: 60_000 }]);
+ *   // throws 429 rate_limited with Retry-After and x-ratelimit-* when any rule is exhausted
+ */
+import type { Redis } from 'ioredis';
+import { AppError } from '../../errors/app-error.ts';
+import type { RedisLayer } from '../../infra/redis.ts';
+import { gcraParams, LocalGcra, rateLimitScript, type RateDecision, type RateRule } from './gcra.ts';
+
+export type { RateDecision, RateRule } from './gcra.ts';
+
+type LimiterRedis = Redis & { svcRateLimit(numKeys: number, ...args: (string | number)[]): Promise<number[]> };
+
+export class RateLimiter {
+  readonly #redis: LimiterRedis | null;
+  readonly #local = new LocalGcra();
+
+  constructor(layer: RedisLayer) {
+    this.#redis = layer.redis as LimiterRedis | null;
+    // defineCommand: EVALSHA with a transparent EVAL fallback when the script cache is empty.
+    this.#redis?.defineCommand('svcRateLimit', { lua: rateLimitScript });
+  }
+
+  /** Counts one request against every rule, all or nothing. Denied requests are not counted. */
+  async hit(rules: readonly RateRule[], cost = 1): Promise<RateDecision> {
+    if (rules.length === 0) throw new Error('RateLimiter.hit needs at least one rule');
+    if (!this.#redis) return this.#local.check(rules, Date.now(), cost);
+    const args: (string | number)[] = rules.map((rule) => `rl:${rule.key}`);
+    for (const rule of rules) {
+      const { emissionMs, toleranceMs } = gcraParams(rule);
+      args.push(emissionMs, toleranceMs, cost);
+    }
+    let result: number[];
+    try {
+      result = await this.#redis.svcRateLimit(rules.length, ...args);
+    } catch (error) {
+      throw new AppError('service_unavailable', 'Rate limiting is unavailable; try again shortly.', { stage: 'rate_limit', cause: error });
+    }
+    const [allowed, bind, remaining, resetMs, retryAfterMs] = result as [number, number, number, number, number];
+    return { allowed: allowed === 1, rule: rules[bind - 1]!, remaining, resetMs, retryAfterMs };
+  }
+
+  /** `hit`, and throws 429 `rate_limited` (with headers) when denied. */
+  async assert(rules: readonly RateRule[], message?: string): Promise<RateDecision> {
+    const decision = await this.hit(rules);
+    if (!decision.allowed) throw rateLimitedError(decision, message);
+    return decision;
+  }
+}
+
+/** `x-ratelimit-limit/remaining/reset` (reset in whole seconds), as the IETF draft and OpenAI send them. */
+export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
+  return {
+    'x-ratelimit-limit': String(decision.rule.limit),
+    'x-ratelimit-remaining': String(Math.max(0, decision.remaining)),
+    'x-ratelimit-reset': String(Math.ceil(decision.resetMs / 1000)),
+  };
+}
+
+export function rateLimitedError(decision: RateDecision, message?: string): AppError {
+  const retryAfter = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+  return new AppError('rate_limited', message ?? `Too many requests; retry in ${retryAfter} s.`, {
+    headers: { ...rateLimitHeaders(decision), 'retry-after': String(retryAfter) },
+    details: { retryAfterSeconds: retryAfter },
+  });
+}

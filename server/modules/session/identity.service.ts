@@ -1,0 +1,281 @@
+/**
+ * Authentication of every transport: bearer credentials (`/v1/*`, GraphQL, the CLI) and the web session
+ * cookie. This is the gateway's hot path, so it is plain SQL behind an in-process cache (token hash →
+ * principal); no ORM unit of work. A revocation anywhere publishes the token hash (or the account id) on
+ * Redis pub/sub and every instance drops it at once. Use is recorded off the hot path (`LastUsedRecorder`).
+ *
+ * Token kinds are dispatched by prefix through `CredentialResolver`s: personal keys (`svc_live_`) and
+ * session tokens (`svc_sess_`) are built in; the enterprise module registers one for `svc_ent_`.
+ */
+import type { Config } from '../../config/config.ts';
+import type { Database } from '../../db/orm.ts';
+import { AppError } from '../../errors/app-error.ts';
+import type { RedisLayer } from '../../infra/redis.ts';
+import type { AccountRole } from '../account/account.entity.ts';
+import type { CredentialKind, Principal } from '../account/principal.ts';
+import { sha256Hex, tokenPrefixes } from './credential-token.ts';
+import type { LastUsedRecorder, TouchedTable } from './last-used.ts';
+
+/** What a resolver finds for a token hash. */
+export interface ResolvedCredential {
+  principal: Principal;
+  /** Absolute expiry in epoch ms, or null for credentials that live until revoked. */
+  expiresAt: number | null;
+  /** Idle timeout in ms (web sessions), or null. */
+  idleMs: number | null;
+  /** Epoch ms of the last recorded use. */
+  lastUsedAt: number;
+  /** Where use is recorded; null when the resolver records use itself. */
+  touch: { table: TouchedTable; id: string } | null;
+  /** Set when the owning account is disabled: the credential is known but must be refused. */
+  disabled: boolean;
+}
+
+export interface CredentialResolver {
+  /** The token prefix this resolver owns, e.g. `svc_ent_`. */
+  prefix: string;
+  /** Human name for error messages, e.g. "API key". */
+  label: string;
+  resolve(tokenHash: string): Promise<ResolvedCredential | null>;
+}
+
+interface CacheEntry extends ResolvedCredential {
+  cachedUntil: number;
+}
+
+const invalidationChannel = 'identity:invalidate';
+const maxCacheEntries = 50_000;
+
+interface Invalidation {
+  tokenHashes?: string[];
+  accountId?: string;
+}
+
+interface CredentialRow {
+  id: string;
+  kind: string;
+  expires_at: Date | null;
+  last_used_at: Date | null;
+  account_id: string;
+  email: string;
+  role: AccountRole;
+  plan_package: string;
+  disabled_at: Date | null;
+}
+
+export class IdentityService {
+  readonly #db: Database;
+  readonly #redis: RedisLayer;
+  readonly #config: Config;
+  readonly #lastUsed: LastUsedRecorder;
+  readonly #resolvers = new Map<string, CredentialResolver>();
+  readonly #cache = new Map<string, CacheEntry>();
+  /** Bumped by every invalidation; a lookup that raced one does not cache its (possibly stale) result. */
+  #generation = 0;
+  /**
+   * Whether this instance is hearing invalidations. Messages published while the subscriber connection is
+   * away are lost, so until it is back (and subscribed again) the cache is neither read nor filled.
+   */
+  #listening: boolean;
+  readonly #unsubscribe: () => void;
+  #detach: () => void = () => undefined;
+
+  constructor(config: Config, db: Database, redis: RedisLayer, lastUsed: LastUsedRecorder) {
+    this.#config = config;
+    this.#db = db;
+    this.#redis = redis;
+    this.#lastUsed = lastUsed;
+    this.registerResolver({ prefix: tokenPrefixes.personalKey, label: 'API key', resolve: (hash) => this.#resolveApiKey(hash, 'personal') });
+    this.registerResolver({ prefix: tokenPrefixes.session, label: 'session token', resolve: (hash) => this.#resolveSession(hash) });
+    this.#unsubscribe = redis.pubsub.subscribe(invalidationChannel, (message) => this.#apply(JSON.parse(message) as Invalidation));
+    const subscriber = redis.subscriber;
+    this.#listening = subscriber === null;
+    if (subscriber) {
+      const deaf = () => {
+        this.#listening = false;
+        this.#dropAll();
+      };
+      // ioredis sends the re-SUBSCRIBE right after 'ready'; a PING queued behind it answers once it is active.
+      const hearing = () =>
+        setImmediate(() => {
+          subscriber.ping().then(
+            () => {
+              if (subscriber.status !== 'ready') return;
+              this.#dropAll();
+              this.#listening = true;
+            },
+            () => undefined,
+          );
+        });
+      subscriber.on('close', deaf);
+      subscriber.on('ready', hearing);
+      if (subscriber.status === 'ready') hearing();
+      this.#detach = () => {
+        subscriber.off('close', deaf);
+        subscriber.off('ready', hearing);
+      };
+    }
+  }
+
+  /** Adds a token kind (the seam for `svc_ent_` enterprise keys). */
+  registerResolver(resolver: CredentialResolver): void {
+    this.#resolvers.set(resolver.prefix, resolver);
+  }
+
+  /**
+   * Resolves an `Authorization` header to a principal, or throws 401 `sign_in_required` with a message
+   * saying what is wrong. Accepts device-login session tokens and API keys; web session tokens only
+   * work as the cookie.
+   */
+  async authenticateBearer(authorization: string | undefined): Promise<Principal> {
+    if (authorization === undefined || authorization.trim() === '') {
+      throw signInRequired('Sign in required: send "Authorization: Bearer <API key or session token>".');
+    }
+    const match = /^Bearer +([\x21-\x7e]+) *$/i.exec(authorization);
+    if (!match) throw signInRequired('The Authorization header must be "Bearer <token>" with exactly one token.');
+    const token = match[1]!;
+    const resolver = this.#resolverFor(token);
+    if (!resolver) {
+      throw signInRequired('The bearer token is not an svc credential: expected an API key (svc_live_…, svc_ent_…) or a session token (svc_sess_…).');
+    }
+    const found = await this.#lookup(resolver, token);
+    if (!found || found.principal.credential.kind === 'web_session') {
+      throw signInRequired(`The ${resolver.label} is not valid: it is unknown or has been revoked.`);
+    }
+    this.#check(found, resolver.label);
+    return found.principal;
+  }
+
+  /** Resolves the web session cookie value; null when it is unknown, revoked, expired or not a web session. */
+  async authenticateWebSession(token: string): Promise<Principal | null> {
+    if (!token.startsWith(tokenPrefixes.session)) return null;
+    const found = await this.#lookup(this.#resolvers.get(tokenPrefixes.session)!, token);
+    if (!found || found.principal.credential.kind !== 'web_session') return null;
+    try {
+      this.#check(found, 'web session');
+    } catch {
+      return null;
+    }
+    return found.principal;
+  }
+
+  /** Drops credentials from every instance's cache (call after the database change is committed). */
+  async invalidate(what: Invalidation): Promise<void> {
+    this.#apply(what);
+    await this.#redis.pubsub.publish(invalidationChannel, JSON.stringify(what));
+  }
+
+  /** Drops every cached credential of an account (role, plan or disabled state changed). */
+  invalidateAccount(accountId: string): Promise<void> {
+    return this.invalidate({ accountId });
+  }
+
+  close(): void {
+    this.#unsubscribe();
+    this.#detach();
+  }
+
+  #resolverFor(token: string): CredentialResolver | undefined {
+    for (const [prefix, resolver] of this.#resolvers) if (token.startsWith(prefix) && token.length > prefix.length) return resolver;
+    return undefined;
+  }
+
+  async #lookup(resolver: CredentialResolver, token: string): Promise<ResolvedCredential | null> {
+    const hash = sha256Hex(token);
+    const now = Date.now();
+    const cached = this.#listening ? this.#cache.get(hash) : undefined;
+    if (cached && cached.cachedUntil > now) return this.#used(cached, now);
+    const generation = this.#generation;
+    let found: ResolvedCredential | null;
+    try {
+      found = await resolver.resolve(hash);
+    } catch (error) {
+      throw new AppError('service_unavailable', 'Cannot check the credential right now (the database did not answer); try again shortly.', { cause: error });
+    }
+    if (!found) return null;
+    const ttl = this.#config.auth.credentialCacheSeconds * 1000;
+    if (ttl > 0 && this.#listening && generation === this.#generation) {
+      if (this.#cache.size >= maxCacheEntries) this.#cache.delete(this.#cache.keys().next().value!);
+      this.#cache.set(hash, { ...found, cachedUntil: now + ttl });
+    }
+    return this.#used(this.#cache.get(hash) ?? found, now);
+  }
+
+  /** Checks expiry and idle time before recording use, so an expired credential is not "used". */
+  #used(entry: ResolvedCredential, now: number): ResolvedCredential {
+    if (entry.disabled || (entry.expiresAt !== null && entry.expiresAt <= now) || (entry.idleMs !== null && entry.lastUsedAt + entry.idleMs <= now)) {
+      return entry;
+    }
+    if (entry.touch) this.#lastUsed.touch(entry.touch.table, entry.touch.id, new Date(now));
+    entry.lastUsedAt = now;
+    return entry;
+  }
+
+  #check(found: ResolvedCredential, label: string): void {
+    const now = Date.now();
+    if (found.disabled) throw signInRequired('This account is disabled.');
+    if (found.expiresAt !== null && found.expiresAt <= now) throw signInRequired(`The ${label} has expired; sign in again.`);
+    if (found.idleMs !== null && found.lastUsedAt + found.idleMs < now) throw signInRequired(`The ${label} expired after a period without use; sign in again.`);
+  }
+
+  #dropAll(): void {
+    this.#generation += 1;
+    this.#cache.clear();
+  }
+
+  #apply(what: Invalidation): void {
+    this.#generation += 1;
+    for (const hash of what.tokenHashes ?? []) this.#cache.delete(hash);
+    if (what.accountId) {
+      for (const [hash, entry] of this.#cache) if (entry.principal.accountId === what.accountId) this.#cache.delete(hash);
+    }
+  }
+
+  async #resolveApiKey(hash: string, kind: 'personal' | 'enterprise'): Promise<ResolvedCredential | null> {
+    const row: CredentialRow | undefined = await this.#db.orm.em.getConnection().execute<CredentialRow>(
+      `select k."id", k."kind", null as "expires_at", k."last_used_at",
+              a."id" as "account_id", a."email", a."role", a."plan_package", a."disabled_at"
+         from "api_key" k join "account" a on a."id" = k."account_id"
+        where k."token_hash" = ? and k."kind" = ? and k."revoked_at" is null`,
+      [hash, kind],
+      'get',
+    );
+    return row ? toResolved(row, kind === 'personal' ? 'api_key' : 'enterprise_key', null, 'api_key') : null;
+  }
+
+  async #resolveSession(hash: string): Promise<ResolvedCredential | null> {
+    const row: CredentialRow | undefined = await this.#db.orm.em.getConnection().execute<CredentialRow>(
+      `select s."id", s."kind", s."expires_at", s."last_used_at",
+              a."id" as "account_id", a."email", a."role", a."plan_package", a."disabled_at"
+         from "session" s join "account" a on a."id" = s."account_id"
+        where s."token_hash" = ? and s."revoked_at" is null`,
+      [hash],
+      'get',
+    );
+    if (!row) return null;
+    const web = row.kind === 'web';
+    const idleMs = web ? this.#config.auth.sessionIdleDays * 86_400_000 : null;
+    return toResolved(row, web ? 'web_session' : 'session_token', idleMs, 'session');
+  }
+}
+
+function toResolved(row: CredentialRow, kind: CredentialKind, idleMs: number | null, table: TouchedTable): ResolvedCredential {
+  return {
+    principal: {
+      accountId: row.account_id,
+      email: row.email,
+      role: row.role,
+      planPackage: row.plan_package,
+      credential: { kind, id: row.id },
+    },
+    expiresAt: row.expires_at ? new Date(row.expires_at).getTime() : null,
+    idleMs,
+    lastUsedAt: row.last_used_at ? new Date(row.last_used_at).getTime() : 0,
+    touch: { table, id: row.id },
+    disabled: row.disabled_at !== null,
+  };
+}
+
+export function signInRequired(message: string): AppError {
+  return new AppError('sign_in_required', message);
+}

@@ -1,0 +1,184 @@
+/**
+ * Sessions: the web session behind the `svc_membership_session` cookie and the bearer session tokens handed
+ * out by device login. Members list them and revoke any; sign-out and revocation take effect on every
+ * instance at once (`IdentityService.invalidate`).
+ */
+import type { Config } from '../../config/config.ts';
+import type { Database, Em } from '../../db/orm.ts';
+import { AppError } from '../../errors/app-error.ts';
+import type { Principal } from '../account/principal.ts';
+import { newToken, sha256Hex, tokenPrefixes } from './credential-token.ts';
+import type { IdentityService } from './identity.service.ts';
+import { Session, type ISession, type SessionKind } from './session.entity.ts';
+import { entityManager } from './unit-of-work.ts';
+
+export interface SessionView {
+  id: string;
+  kind: SessionKind;
+  clientName: string | null;
+  userAgent: string | null;
+  ip: string | null;
+  createdAt: Date;
+  lastUsedAt: Date;
+  expiresAt: Date;
+  /** True for the session making this request. */
+  current: boolean;
+}
+
+export interface ClientInfo {
+  ip?: string | null;
+  userAgent?: string | null;
+}
+
+export interface IssuedSession {
+  /** The secret: goes into the cookie or to the device once, never stored. */
+  token: string;
+  session: ISession;
+}
+
+const day = 86_400_000;
+
+export class SessionService {
+  readonly #config: Config;
+  readonly #db: Database;
+  readonly #identity: IdentityService;
+
+  constructor(config: Config, db: Database, identity: IdentityService) {
+    this.#config = config;
+    this.#db = db;
+    this.#identity = identity;
+  }
+
+  /**
+   * Starts a web session (sign-in). Rotation: the session the browser had before, if any, is revoked, so a
+   * session id planted before sign-in never becomes authenticated.
+   */
+  async startWebSession(accountId: string, client: ClientInfo, previousToken?: string | null): Promise<IssuedSession> {
+    if (previousToken) await this.revokeByToken(previousToken);
+    return this.#issue(accountId, 'web', this.#config.auth.sessionAbsoluteDays * day, client, null);
+  }
+
+  /** Mints the bearer session token of an approved device login (inside the caller's transaction when `em` is given). */
+  issueDeviceSession(accountId: string, clientName: string, client: ClientInfo, em?: Em): Promise<IssuedSession> {
+    return this.#issue(accountId, 'device', this.#config.auth.deviceSessionDays * day, client, clientName, em);
+  }
+
+  /** The caller's live sessions, newest first (web session required, as for every session change). */
+  async list(principal: Principal): Promise<SessionView[]> {
+    assertWebSession(principal);
+    const now = new Date();
+    const idleCutoff = new Date(now.getTime() - this.#config.auth.sessionIdleDays * day);
+    const rows = await entityManager(this.#db).find(
+      Session,
+      {
+        accountId: principal.accountId,
+        revokedAt: null,
+        expiresAt: { $gt: now },
+        $or: [{ kind: 'device' }, { lastUsedAt: { $gt: idleCutoff } }],
+      },
+      { orderBy: { createdAt: 'desc' } },
+    );
+    return rows.map((row) => this.#view(row, principal));
+  }
+
+  /** Revokes one of the caller's sessions (any kind). */
+  async revoke(principal: Principal, sessionId: string): Promise<SessionView> {
+    assertWebSession(principal);
+    const em = entityManager(this.#db);
+    const row = isUuid(sessionId) ? await em.findOne(Session, { id: sessionId, accountId: principal.accountId }) : null;
+    if (!row) throw new AppError('not_found', isUuid(sessionId) ? `No session ${sessionId} on your account.` : 'That is not a session id.', { param: 'id' });
+    if (!row.revokedAt) {
+      row.revokedAt = new Date();
+      await em.flush();
+    }
+    await this.#identity.invalidate({ tokenHashes: [row.tokenHash] });
+    return this.#view(row, principal);
+  }
+
+  /** Revokes every session of the caller except the current one ("sign out everywhere else"). */
+  async revokeOthers(principal: Principal): Promise<number> {
+    assertWebSession(principal);
+    const rows = await this.#db.orm.em.getConnection().execute<{ token_hash: string }[]>(
+      `update "session" set "revoked_at" = now(), "updated_at" = now()
+        where "account_id" = ? and "revoked_at" is null and "id" <> ? returning "token_hash"`,
+      [principal.accountId, principal.credential.id],
+    );
+    if (rows.length > 0) await this.#identity.invalidate({ tokenHashes: rows.map((row) => row.token_hash) });
+    return rows.length;
+  }
+
+  /** `svc logout`: a device-login session token revokes itself. An API key cannot sign out. */
+  async endBearerSession(principal: Principal): Promise<void> {
+    if (principal.credential.kind !== 'session_token') {
+      throw new AppError('invalid_request', 'An API key cannot sign out; revoke it at /account instead.');
+    }
+    const em = entityManager(this.#db);
+    const row = await em.findOneOrFail(Session, { id: principal.credential.id, accountId: principal.accountId });
+    row.revokedAt ??= new Date();
+    await em.flush();
+    await this.#identity.invalidate({ tokenHashes: [row.tokenHash] });
+  }
+
+  /** Sign-out: revokes the session a token belongs to. Unknown tokens are ignored. */
+  async revokeByToken(token: string): Promise<void> {
+    const hash = sha256Hex(token);
+    await this.#db.orm.em
+      .getConnection()
+      .execute(`update "session" set "revoked_at" = now(), "updated_at" = now() where "token_hash" = ? and "revoked_at" is null`, [hash], 'run');
+    await this.#identity.invalidate({ tokenHashes: [hash] });
+  }
+
+  async #issue(
+    accountId: string,
+    kind: SessionKind,
+    lifetimeMs: number,
+    client: ClientInfo,
+    clientName: string | null,
+    em: Em = entityManager(this.#db),
+  ): Promise<IssuedSession> {
+    const token = newToken(tokenPrefixes.session);
+    const now = new Date();
+    const session = em.create(Session, {
+      accountId,
+      kind,
+      tokenHash: sha256Hex(token),
+      clientName,
+      userAgent: client.userAgent?.slice(0, 512) ?? null,
+      ip: client.ip?.slice(0, 64) ?? null,
+      lastUsedAt: now,
+      expiresAt: new Date(now.getTime() + lifetimeMs),
+      revokedAt: null,
+    });
+    await em.flush();
+    return { token, session };
+  }
+
+  #view(row: ISession, principal: Principal): SessionView {
+    return {
+      id: row.id,
+      kind: row.kind,
+      clientName: row.clientName ?? null,
+      userAgent: row.userAgent ?? null,
+      ip: row.ip ?? null,
+      createdAt: row.createdAt,
+      lastUsedAt: row.lastUsedAt,
+      expiresAt: row.expiresAt,
+      current: principal.credential.id === row.id,
+    };
+  }
+}
+
+/**
+ * Listing and ending sessions needs the web session cookie (as for API keys): a leaked key or device token
+ * must not be able to see where the member signs in, nor sign their browsers out.
+ */
+function assertWebSession(principal: Principal): void {
+  if (principal.credential.kind !== 'web_session') {
+    throw new AppError('sign_in_required', 'Managing sessions needs a web session: sign in at /account (a bearer credential is not enough).');
+  }
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export function isUuid(value: string): boolean {
+  return uuidPattern.test(value);
+}

@@ -1,0 +1,178 @@
+/**
+ * The HTTP side of authentication, shared by the REST routes and GraphQL: reading the credential of a
+ * request (bearer first — bearer requests ignore cookies), the `svc_membership_session` cookie
+ * (HttpOnly, SameSite=Lax, Path=/, Secure behind https, no Domain) and the Origin/Referer check that
+ * cookie-authenticated state changes must pass (403 `forbidden`, stage `auth`).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import type { Config } from '../../config/config.ts';
+import { AppError } from '../../errors/app-error.ts';
+import type { Services } from '../../services.ts';
+import type { Principal } from '../account/principal.ts';
+import type { ClientInfo } from './session.service.ts';
+
+export const sessionCookieName = 'svc_membership_session';
+
+export interface RequestAuth {
+  principal: Principal | null;
+  /** How the principal was established. */
+  via: 'bearer' | 'cookie' | null;
+}
+
+/** Lets a transport start or end the browser's web session (sign-in and sign-out set the cookie). */
+export interface WebSessionControl {
+  client: ClientInfo;
+  start(accountId: string): Promise<void>;
+  end(): Promise<void>;
+}
+
+export function clientInfo(request: FastifyRequest): ClientInfo {
+  const userAgent = request.headers['user-agent'];
+  return { ip: request.ip, userAgent: typeof userAgent === 'string' ? userAgent : null };
+}
+
+/** Reads one cookie from a Cookie header. */
+export function readCookie(header: string | undefined, name: string): string | null {
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const index = part.indexOf('=');
+    if (index < 0) continue;
+    if (part.slice(0, index).trim() === name) {
+      const value = part.slice(index + 1).trim();
+      return value.length > 0 ? value : null;
+    }
+  }
+  return null;
+}
+
+/**
+ * The credential of a request: `Authorization: Bearer …` (a bad one throws 401) or else the session
+ * cookie (a stale cookie just means "not signed in"). A cookie-authenticated request that changes state
+ * must come from one of our own origins.
+ */
+export async function authenticateRequest(request: FastifyRequest, services: Services): Promise<RequestAuth> {
+  const authorization = request.headers.authorization;
+  if (authorization !== undefined) {
+    return { principal: await services.identity.authenticateBearer(authorization), via: 'bearer' };
+  }
+  const token = readCookie(request.headers.cookie, sessionCookieName);
+  if (!token) return { principal: null, via: null };
+  const principal = await services.identity.authenticateWebSession(token);
+  if (!principal) return { principal: null, via: null };
+  if (changesState(request.method)) assertSameOrigin(request, services.config);
+  return { principal, via: 'cookie' };
+}
+
+/**
+ * `/graphql` over HTTP. The cookie counts only on POST: a GET can be a cross-site top-level navigation,
+ * which SameSite=Lax sends the cookie with, and a query may still change state (opening a device code claims
+ * it). A POST without a bearer may sign in, so another site's Origin is refused, as on the REST sign-in routes.
+ */
+export async function authenticateGraphQLRequest(request: FastifyRequest, services: Services): Promise<RequestAuth> {
+  if (request.headers.authorization !== undefined) return authenticateRequest(request, services);
+  if (request.method !== 'POST') return { principal: null, via: null };
+  assertSameOrigin(request, services.config, { required: false });
+  return authenticateRequest(request, services);
+}
+
+/** For routes that need the web session cookie itself (API keys, sessions): bearer credentials do not count. */
+export async function requireWebSession(request: FastifyRequest, services: Services): Promise<Principal> {
+  const token = readCookie(request.headers.cookie, sessionCookieName);
+  const principal = token ? await services.identity.authenticateWebSession(token) : null;
+  if (!principal) {
+    throw new AppError(
+      'sign_in_required',
+      request.headers.authorization
+        ? 'This endpoint needs the web session cookie (sign in at /account); a bearer credential alone is not accepted.'
+        : 'Sign in required: no valid web session (sign in at /account).',
+    );
+  }
+  if (changesState(request.method)) assertSameOrigin(request, services.config);
+  return principal;
+}
+
+/** A control that sets and clears the cookie on this reply. */
+export function webSessionControl(request: FastifyRequest, reply: FastifyReply, services: Services): WebSessionControl {
+  const client = clientInfo(request);
+  return {
+    client,
+    start: async (accountId) => {
+      const previous = readCookie(request.headers.cookie, sessionCookieName);
+      const { token, session } = await services.sessions.startWebSession(accountId, client, previous);
+      reply.header('set-cookie', sessionCookie(token, session.expiresAt, isSecure(request, services.config)));
+    },
+    end: async () => {
+      const token = readCookie(request.headers.cookie, sessionCookieName);
+      if (token) await services.sessions.revokeByToken(token);
+      reply.header('set-cookie', sessionCookie('', new Date(0), isSecure(request, services.config)));
+    },
+  };
+}
+
+/**
+ * Sign-out for REST and GraphQL alike. A bearer caller ends its own device-login token and its cookie is
+ * left alone (bearer requests ignore cookies); otherwise the browser's web session is revoked and cleared.
+ */
+export async function signOut(principal: Principal | null, web: WebSessionControl, services: Services): Promise<void> {
+  if (principal && principal.credential.kind !== 'web_session') return services.sessions.endBearerSession(principal);
+  await web.end();
+}
+
+export function sessionCookie(token: string, expiresAt: Date, secure: boolean): string {
+  const maxAge = Math.max(0, Math.floor((expiresAt.getTime() - Date.now()) / 1000));
+  return [`${sessionCookieName}=${token}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAge}`, `Expires=${expiresAt.toUTCString()}`, ...(secure ? ['Secure'] : [])].join('; ');
+}
+
+/** Secure when the browser talks https to us: directly, through a trusted proxy, or per the configured web URL. */
+export function isSecure(request: FastifyRequest, config: Config): boolean {
+  return request.protocol === 'https' || config.server.webUrl.startsWith('https:');
+}
+
+function changesState(method: string): boolean {
+  return method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
+}
+
+/**
+ * Origin (or, without it, Referer) must be our base URL, web URL or the host the request was sent to.
+ * `required: false` only rejects a mismatch (sign-in forms, against login CSRF).
+ */
+export function assertSameOrigin(request: FastifyRequest, config: Config, options: { required?: boolean } = {}): void {
+  const source = originOf(request.raw);
+  if (source === null) {
+    if (options.required === false) return;
+    throw new AppError('forbidden', 'Cookie-authenticated requests that change state must send an Origin or Referer header of this site.', { stage: 'auth' });
+  }
+  if (!allowedOrigins(config, `${request.protocol}://${request.host}`).has(source)) {
+    throw new AppError('forbidden', `Cross-site request refused: origin ${source} is not this site.`, { stage: 'auth' });
+  }
+}
+
+/** The same check on a raw upgrade request (graphql-ws), where only Origin applies. */
+export function sameOriginUpgrade(request: IncomingMessage, config: Config): boolean {
+  const source = originOf(request);
+  const host = request.headers.host;
+  if (source === null || !host) return false;
+  const scheme = source.startsWith('https:') ? 'https' : 'http';
+  return allowedOrigins(config, `${scheme}://${host}`).has(source);
+}
+
+function originOf(request: IncomingMessage): string | null {
+  const origin = request.headers.origin;
+  if (typeof origin === 'string' && origin !== 'null' && origin.length > 0) return origin.toLowerCase();
+  const referer = request.headers.referer;
+  if (typeof referer === 'string') {
+    try {
+      return new URL(referer).origin.toLowerCase();
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
+function allowedOrigins(config: Config, own: string): Set<string> {
+  const origins = new Set<string>([own.toLowerCase()]);
+  for (const url of [config.server.baseUrl, config.server.webUrl]) origins.add(new URL(url).origin.toLowerCase());
+  return origins;
+}

@@ -1,0 +1,35 @@
+/**
+ * Every move of a pool goes through the `PoolStore`: admission reserves, settlement moves reservations to
+ * their cost. This wrapper tells `UsageEvents` which accounts moved, after the store answered and without
+ * holding anything up — it hands back the store's own promise, so admission's critical section and
+ * settlement's batch take exactly as long as before. Wrapping the store (rather than calling out from the
+ * gateway and the settlement queue) keeps the notification next to the one place pools change.
+ */
+import type { Admission, AdmissionRequest, PoolStore, ReservationRef } from './pool.store.ts';
+import type { UsageEvents } from './usage.events.ts';
+import type { Micros } from '../../config/money.ts';
+
+export function notifyingStore(store: PoolStore, events: UsageEvents): PoolStore {
+  const ignore = () => undefined; // the caller handles the store's failures; this branch only listens
+  return {
+    admit(request: AdmissionRequest): Promise<Admission> {
+      const admission = store.admit(request);
+      admission.then((result) => {
+        if (result.ok) events.changed(request.accountId);
+      }, ignore);
+      return admission;
+    },
+    settle(items: readonly { ref: ReservationRef; costMicros: Micros }[]): Promise<boolean[]> {
+      const settled = store.settle(items);
+      // One note per account per settlement batch, however many of its requests the batch holds.
+      settled.then(() => {
+        for (const accountId of new Set(items.map((item) => item.ref.accountId))) events.changed(accountId);
+      }, ignore);
+      return settled;
+    },
+    expired: (now, limit) => store.expired(now, limit),
+    settleExpired: (requestId, costMicros) => store.settleExpired(requestId, costMicros),
+    read: (accountId, windows) => store.read(accountId, windows),
+    raiseToLedger: store.raiseToLedger ? (floors, windows) => store.raiseToLedger!(floors, windows) : undefined,
+  };
+}

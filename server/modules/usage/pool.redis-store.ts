@@ -1,0 +1,248 @@
+/**
+ * Pools in Redis: one Lua script admits a request — GCRA rate limits, the concurrent-stream cap and the
+ * reservation against day, week and month — atomically, in one round trip. Keys (all under the configured
+ * prefix): `pool:<account>:<class>:<windowKey>` (used micros, reservations included), `res:<requestId>`
+ * (the reservation: `cost|account|class|dayKey|weekKey|monthKey|stream`), `res:index` (zset of
+ * reservations by expiry, for the sweeper), `streams:<account>` (zset of open streams by expiry).
+ */
+import type { Redis } from 'ioredis';
+import type { ModelClass } from '../../config/config.ts';
+import { modelClasses, poolWindows } from '../../config/config.ts';
+import type { Micros } from '../../config/money.ts';
+import { gcraLua, gcraParams } from '../rate-limit/gcra.ts';
+import type { Admission, AdmissionRequest, ExpiredReservation, LedgerFloor, PoolStore, PoolUsage, ReservationRef } from './pool.store.ts';
+import type { CurrentWindows } from './windows.ts';
+
+/** Pool counters outlive their window by a week so the usage page can still show them. */
+const POOL_KEY_SLACK_MS = 7 * 24 * 3600_000;
+
+const admitScript = `${gcraLua}
+local n = tonumber(ARGV[1])
+local now = gcra_now()
+local allowed, bind, remaining, reset, retry, tats = gcra_check(1, 2, n, now)
+if allowed == 0 then return {1, bind, remaining, math.ceil(reset), math.ceil(retry)} end
+local a = 2 + n * 3
+local k = n + 1
+local cap = tonumber(ARGV[a])
+local ttl = tonumber(ARGV[a + 1])
+local cost = tonumber(ARGV[a + 2])
+if cap > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[k], '-inf', now)
+  if redis.call('ZCARD', KEYS[k]) >= cap then
+    gcra_commit(1, n, now, tats)
+    return {2, cap}
+  end
+end
+for w = 1, 3 do
+  local used = tonumber(redis.call('GET', KEYS[k + w]) or '0')
+  local limit = tonumber(ARGV[a + 2 + w])
+  if used + cost > limit then
+    gcra_commit(1, n, now, tats)
+    return {3, w, used, limit}
+  end
+end
+gcra_commit(1, n, now, tats)
+for w = 1, 3 do
+  redis.call('INCRBY', KEYS[k + w], cost)
+  redis.call('PEXPIREAT', KEYS[k + w], ARGV[a + 5 + w])
+end
+if cap > 0 then
+  redis.call('ZADD', KEYS[k], now + ttl, ARGV[a + 9])
+  redis.call('PEXPIRE', KEYS[k], ttl)
+end
+redis.call('SET', KEYS[k + 4], ARGV[a + 10], 'PX', ttl + 86400000)
+redis.call('ZADD', KEYS[k + 5], now + ttl, ARGV[a + 9])
+return {0, bind, remaining, math.ceil(reset)}
+`;
+
+/**
+ * Settles a batch in one call. Per entry, KEYS: res, index, pool day/week/month, streams; ARGV: requestId,
+ * actual cost, pool expiries (3). Returns per entry 1 when the reservation existed (pools move by
+ * actual − reserved), 0 when it was already gone: whoever removed it accounted for it (the sweeper to the
+ * ledger's cost; after a Redis loss, reconciliation raises the pools to the ledger), so nothing moves —
+ * a request is never charged twice.
+ */
+const settleScript = `
+local out = {}
+for i = 0, #KEYS / 6 - 1 do
+  local k, a = i * 6, i * 5
+  local reserved = redis.call('GET', KEYS[k + 1])
+  local existed = 0
+  if reserved then
+    existed = 1
+    redis.call('DEL', KEYS[k + 1])
+    redis.call('ZREM', KEYS[k + 2], ARGV[a + 1])
+    local delta = tonumber(ARGV[a + 2]) - tonumber(string.match(reserved, '^(%d+)'))
+    if delta ~= 0 then
+      for w = 1, 3 do
+        local v = redis.call('INCRBY', KEYS[k + 2 + w], delta)
+        if v < 0 then redis.call('SET', KEYS[k + 2 + w], 0, 'KEEPTTL') end
+        if redis.call('PTTL', KEYS[k + 2 + w]) < 0 then redis.call('PEXPIREAT', KEYS[k + 2 + w], ARGV[a + 2 + w]) end
+      end
+    end
+  end
+  redis.call('ZREM', KEYS[k + 6], ARGV[a + 1])
+  out[i + 1] = existed
+end
+return out
+`;
+/** KEYS: pool day/week/month. ARGV: floors (3), expiries (3). Returns how many counters were raised. */
+const raiseScript = `
+local raised = 0
+for w = 1, 3 do
+  local floor = tonumber(ARGV[w])
+  local current = tonumber(redis.call('GET', KEYS[w]) or '0')
+  if current < floor then
+    redis.call('SET', KEYS[w], floor, 'PXAT', ARGV[3 + w])
+    raised = raised + 1
+  end
+end
+return raised
+`;
+
+type PoolRedis = Redis & {
+  svcAdmit(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
+  svcSettle(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
+  svcRaise(numKeys: number, ...args: (string | number)[]): Promise<number>;
+};
+
+export function poolKey(accountId: string, cls: ModelClass, windowKey: string): string {
+  return `pool:${accountId}:${cls}:${windowKey}`;
+}
+
+export class RedisPoolStore implements PoolStore {
+  readonly #redis: PoolRedis;
+
+  constructor(redis: Redis) {
+    this.#redis = redis as PoolRedis;
+    this.#redis.defineCommand('svcAdmit', { lua: admitScript });
+    this.#redis.defineCommand('svcSettle', { lua: settleScript });
+    this.#redis.defineCommand('svcRaise', { lua: raiseScript });
+  }
+
+  async raiseToLedger(floors: readonly LedgerFloor[], windows: CurrentWindows): Promise<number> {
+    const expiries = poolWindows.map((window) => windows[window].resetsAt.getTime() + POOL_KEY_SLACK_MS);
+    const results = await Promise.all(
+      floors.map((floor) =>
+        this.#redis.svcRaise(
+          3,
+          ...poolWindows.map((window) => poolKey(floor.accountId, floor.class, windows[window].key)),
+          ...poolWindows.map((window) => floor.billed[window]),
+          ...expiries,
+        ),
+      ),
+    );
+    return results.reduce((sum, raised) => sum + raised, 0);
+  }
+
+  async admit(request: AdmissionRequest): Promise<Admission> {
+    const { accountId, windows, rateRules } = request;
+    const n = rateRules.length;
+    const args: (string | number)[] = [];
+    for (const rule of rateRules) args.push(`rl:${rule.key}`);
+    const day = poolKey(accountId, request.class, windows.day.key);
+    const week = poolKey(accountId, request.class, windows.week.key);
+    const month = poolKey(accountId, request.class, windows.month.key);
+    args.push(`streams:${accountId}`, day, week, month, `res:${request.requestId}`, 'res:index');
+    args.push(n);
+    for (const rule of rateRules) {
+      const { emissionMs, toleranceMs } = gcraParams(rule);
+      args.push(emissionMs, toleranceMs, 1);
+    }
+    const { limits } = request;
+    args.push(
+      request.streamCap,
+      request.ttlMs,
+      request.reserveMicros,
+      limits.day,
+      limits.week,
+      limits.month,
+      windows.day.resetsAt.getTime() + POOL_KEY_SLACK_MS,
+      windows.week.resetsAt.getTime() + POOL_KEY_SLACK_MS,
+      windows.month.resetsAt.getTime() + POOL_KEY_SLACK_MS,
+      request.requestId,
+      `${request.reserveMicros}|${accountId}|${request.class}|${windows.day.key}|${windows.week.key}|${windows.month.key}|${request.streamCap > 0 ? 1 : 0}`,
+    );
+    const result = await this.#redis.svcAdmit(n + 6, ...args);
+    switch (result[0]) {
+      case 0:
+        return { ok: true, rate: { allowed: true, rule: rateRules[result[1]! - 1]!, remaining: result[2]!, resetMs: result[3]!, retryAfterMs: 0 } };
+      case 1:
+        return {
+          ok: false,
+          reason: 'rate_limited',
+          rate: { allowed: false, rule: rateRules[result[1]! - 1]!, remaining: result[2]!, resetMs: result[3]!, retryAfterMs: result[4]! },
+        };
+      case 2:
+        return { ok: false, reason: 'stream_cap', cap: result[1]! };
+      default:
+        return { ok: false, reason: 'quota', window: poolWindows[result[1]! - 1]!, usedMicros: result[2]!, limitMicros: result[3]! };
+    }
+  }
+
+  async settle(items: readonly { ref: ReservationRef; costMicros: Micros }[]): Promise<boolean[]> {
+    if (items.length === 0) return [];
+    const keys: string[] = [];
+    const args: (string | number)[] = [];
+    for (const { ref, costMicros } of items) this.#settleArgs(keys, args, ref.requestId, ref.accountId, ref.class, ref.windows, costMicros);
+    const existed = await this.#redis.svcSettle(keys.length, ...keys, ...args);
+    return existed.map((flag) => flag === 1);
+  }
+
+  async expired(now: number, limit: number): Promise<ExpiredReservation[]> {
+    const ids = await this.#redis.zrangebyscore('res:index', '-inf', now, 'LIMIT', 0, limit);
+    if (ids.length === 0) return [];
+    const records = await this.#redis.mget(ids.map((id) => `res:${id}`));
+    const out: ExpiredReservation[] = [];
+    ids.forEach((requestId, i) => {
+      const record = records[i];
+      if (!record) {
+        this.#redis.zrem('res:index', requestId).catch(() => undefined);
+        return;
+      }
+      const [cost, accountId, cls] = record.split('|');
+      out.push({ requestId, accountId: accountId!, class: cls as ModelClass, reservedMicros: Number(cost) });
+    });
+    return out;
+  }
+
+  async settleExpired(requestId: string, costMicros: Micros): Promise<boolean> {
+    const record = await this.#redis.get(`res:${requestId}`);
+    if (!record) return false;
+    const [, accountId, cls, day, week, month] = record.split('|') as [string, string, ModelClass, string, string, string];
+    const windows = {
+      day: { key: day, resetsAt: new Date(0) },
+      week: { key: week, resetsAt: new Date(0) },
+      month: { key: month, resetsAt: new Date(0) },
+    } as unknown as CurrentWindows;
+    const keys: string[] = [];
+    const args: (string | number)[] = [];
+    this.#settleArgs(keys, args, requestId, accountId, cls, windows, costMicros);
+    const [existed] = await this.#redis.svcSettle(keys.length, ...keys, ...args);
+    return existed === 1;
+  }
+
+  async read(accountId: string, windows: CurrentWindows): Promise<PoolUsage[]> {
+    const slots = modelClasses.flatMap((cls) => poolWindows.map((window) => ({ cls, window })));
+    const values = await this.#redis.mget(slots.map(({ cls, window }) => poolKey(accountId, cls, windows[window].key)));
+    return slots.map(({ cls, window }, i) => ({ class: cls, window, usedMicros: Math.max(0, Number(values[i] ?? 0)) }));
+  }
+
+  #settleArgs(keys: string[], args: (string | number)[], requestId: string, accountId: string, cls: ModelClass, windows: CurrentWindows, costMicros: Micros): void {
+    keys.push(
+      `res:${requestId}`,
+      'res:index',
+      poolKey(accountId, cls, windows.day.key),
+      poolKey(accountId, cls, windows.week.key),
+      poolKey(accountId, cls, windows.month.key),
+      `streams:${accountId}`,
+    );
+    args.push(
+      requestId,
+      costMicros,
+      windows.day.resetsAt.getTime() + POOL_KEY_SLACK_MS,
+      windows.week.resetsAt.getTime() + POOL_KEY_SLACK_MS,
+      windows.month.resetsAt.getTime() + POOL_KEY_SLACK_MS,
+    );
+  }
+}

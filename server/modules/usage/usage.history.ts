@@ -1,0 +1,115 @@
+/**
+ * An account's recent requests, read from the append-only ledger: newest first, keyset-paginated on
+ * (created_at, id) so the `(account_id, created_at)` index serves every page and rows settled while a
+ * member pages never shift what comes next.
+ */
+import type { ModelClass } from '../../config/config.ts';
+import type { Database } from '../../db/orm.ts';
+import { AppError } from '../../errors/app-error.ts';
+import { money, type Money } from '../model/model.service.ts';
+import type { LedgerStatus } from './settlement.ts';
+
+export interface UsageRecord {
+  requestId: string;
+  createdAt: Date;
+  model: string;
+  class: ModelClass;
+  stream: boolean;
+  inputTokens: number;
+  outputTokens: number;
+  /** Counted with a tokenizer because the upstream reported no usage. */
+  estimated: boolean;
+  cost: Money;
+  status: LedgerStatus;
+  latencyMs: number;
+  /** api, cli, web or enterprise. */
+  channel: string;
+  /** api_key, session_token, web_session or enterprise_key. */
+  credentialKind: string;
+}
+
+export interface UsageHistoryPage {
+  nodes: UsageRecord[];
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+}
+
+export interface HistoryPageArgs {
+  first?: number | null;
+  after?: string | null;
+}
+
+export const HISTORY_DEFAULT_PAGE = 20;
+export const HISTORY_MAX_PAGE = 100;
+
+interface Row {
+  id: string | number;
+  created_us: string | number;
+  request_id: string;
+  created_at: Date | string;
+  model: string;
+  class: ModelClass;
+  stream: boolean;
+  input_tokens: number;
+  output_tokens: number;
+  estimated: boolean;
+  cost_micros: string | number;
+  currency: string;
+  status: LedgerStatus;
+  latency_ms: number;
+  channel: string;
+  credential_kind: string;
+}
+
+const SELECT = `select id, (extract(epoch from created_at) * 1000000)::bigint as created_us, request_id, created_at, model, class, stream,
+  input_tokens, output_tokens, estimated, cost_micros, currency, status, latency_ms, channel, credential_kind
+  from usage_ledger`;
+
+export async function listUsageHistory(db: Database, accountId: string, args: HistoryPageArgs): Promise<UsageHistoryPage> {
+  const first = args.first ?? HISTORY_DEFAULT_PAGE;
+  if (!Number.isInteger(first) || first < 1 || first > HISTORY_MAX_PAGE) {
+    throw new AppError('invalid_request', `first must be an integer from 1 to ${HISTORY_MAX_PAGE}.`, { param: 'first' });
+  }
+  const cursor = args.after ? decodeCursor(args.after) : null;
+  const params: unknown[] = [accountId];
+  let where = 'account_id = ?';
+  if (cursor) {
+    where += ` and (created_at, id) < (timestamptz 'epoch' + ? * interval '1 microsecond', ?)`;
+    params.push(cursor.createdUs, cursor.id);
+  }
+  params.push(first + 1);
+  const rows = await db.orm.em.getConnection().execute<Row[]>(`${SELECT} where ${where} order by created_at desc, id desc limit ?`, params, 'all');
+  const page = rows.slice(0, first);
+  const last = page.at(-1);
+  return {
+    nodes: page.map(toRecord),
+    pageInfo: { hasNextPage: rows.length > first, endCursor: last ? encodeCursor(String(last.created_us), String(last.id)) : null },
+  };
+}
+
+function toRecord(row: Row): UsageRecord {
+  return {
+    requestId: row.request_id,
+    createdAt: new Date(row.created_at),
+    model: row.model,
+    class: row.class,
+    stream: row.stream,
+    inputTokens: row.input_tokens,
+    outputTokens: row.output_tokens,
+    estimated: row.estimated,
+    cost: money(Number(row.cost_micros), row.currency.trim()),
+    status: row.status,
+    latencyMs: row.latency_ms,
+    channel: row.channel,
+    credentialKind: row.credential_kind,
+  };
+}
+
+function encodeCursor(createdUs: string, id: string): string {
+  return Buffer.from(`${createdUs}:${id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdUs: string; id: string } {
+  const match = /^(\d{1,19}):(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString());
+  if (!match) throw new AppError('invalid_request', 'after is not a cursor this API returned.', { param: 'after' });
+  return { createdUs: match[1]!, id: match[2]! };
+}

@@ -1,0 +1,108 @@
+import { builder } from '../../graphql/builder.ts';
+import { ModelClassEnum, MoneyRef } from '../model/model.schema.ts';
+import { PoolWindowEnum } from '../plan/plan.schema.ts';
+import type { UsageHistoryPage, UsageRecord } from './usage.history.ts';
+import { HISTORY_DEFAULT_PAGE, HISTORY_MAX_PAGE } from './usage.history.ts';
+import type { PoolReport, UsageReport } from './usage.service.ts';
+
+const PoolUsageRef = builder.objectRef<PoolReport>('PoolUsage').implement({
+  description: 'How much of one usage pool (class × window) is used, reservations of running requests included.',
+  fields: (t) => ({
+    class: t.expose('class', { type: ModelClassEnum, description: 'Model class of the pool.' }),
+    window: t.expose('window', { type: PoolWindowEnum, description: 'Window the pool resets on.' }),
+    used: t.expose('used', { type: MoneyRef, description: 'Used in the current window, at effective prices.' }),
+    limit: t.expose('limit', { type: MoneyRef, description: 'Included per window by the plan package.' }),
+    remaining: t.expose('remaining', { type: MoneyRef, description: 'limit − used, never below zero.' }),
+    resetsAt: t.expose('resetsAt', { type: 'DateTime', description: 'When the current window ends and the pool resets.' }),
+  }),
+});
+
+const UsageRef = builder.objectRef<UsageReport>('Usage').implement({
+  description: "The signed-in account's usage pools.",
+  fields: (t) => ({
+    planId: t.exposeString('planId', { description: 'free, pro or max.' }),
+    packageId: t.exposeString('packageId', { description: 'Plan package, e.g. max_x5.' }),
+    currency: t.exposeString('currency', { description: 'ISO 4217 code of every amount.' }),
+    timezone: t.exposeString('timezone', { description: 'Time zone the windows follow.' }),
+    pools: t.expose('pools', { type: [PoolUsageRef], description: 'Every class × window: day, week and month for fast and premium.' }),
+  }),
+});
+
+builder.queryField('usage', (t) =>
+  t.field({
+    type: UsageRef,
+    authScopes: { signedIn: true },
+    description: "The signed-in account's usage: used, limit and reset time for every class and window.",
+    resolve: (_root, _args, { services, principal }) => services.usage.report(principal!),
+  }),
+);
+
+builder.subscriptionField('usageUpdated', (t) =>
+  t.field({
+    type: UsageRef,
+    authScopes: { signedIn: true },
+    description:
+      "The signed-in account's usage, now and again whenever one of its requests is admitted or settled on any instance (changes within ~0.1 s arrive as one update).",
+    subscribe: (_root, _args, { services, principal }) => services.usage.events.watch(principal!.accountId),
+    resolve: (_event, _args, { services, principal }) => services.usage.report(principal!),
+  }),
+);
+
+const UsageStatusEnum = builder.enumType('UsageStatus', {
+  description: 'How a request ended, as the ledger recorded it.',
+  values: {
+    ok: { value: 'ok', description: 'Completed; billed for its tokens.' },
+    refunded: { value: 'refunded', description: 'Ended before any output (the model server failed, or the client left before it was asked); nothing billed.' },
+    client_disconnected: { value: 'client_disconnected', description: 'The client left mid-reply; billed for what was produced.' },
+    upstream_failed: { value: 'upstream_failed', description: 'The model server failed mid-reply; billed for what was produced.' },
+    abandoned: { value: 'abandoned', description: 'The serving instance stopped; the reservation was released unbilled.' },
+  } as const,
+});
+
+const UsageRecordRef = builder.objectRef<UsageRecord>('UsageRecord').implement({
+  description: 'One chat request in the usage ledger.',
+  fields: (t) => ({
+    requestId: t.exposeString('requestId', { description: 'The request id (x-request-id) the client saw.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the request was settled.' }),
+    model: t.exposeString('model', { description: 'Product model id the client asked for.' }),
+    class: t.expose('class', { type: ModelClassEnum, description: 'Pool class the request was billed to.' }),
+    stream: t.exposeBoolean('stream', { description: 'Whether the reply was streamed.' }),
+    inputTokens: t.exposeInt('inputTokens', { description: 'Prompt tokens billed.' }),
+    outputTokens: t.exposeInt('outputTokens', { description: 'Completion tokens billed.' }),
+    estimated: t.exposeBoolean('estimated', { description: 'True when the model server reported no usage and the tokens were counted by svc.' }),
+    cost: t.expose('cost', { type: MoneyRef, description: 'Charged to the pool, at effective prices.' }),
+    status: t.expose('status', { type: UsageStatusEnum, description: 'How the request ended.' }),
+    latencyMs: t.exposeInt('latencyMs', { description: 'Time from admission to the end of the reply, in milliseconds.' }),
+    channel: t.exposeString('channel', { description: 'Where it came from: api, cli, web or enterprise.' }),
+    credentialKind: t.exposeString('credentialKind', { description: 'Credential used: api_key, session_token, web_session or enterprise_key.' }),
+  }),
+});
+
+const UsagePageInfoRef = builder.objectRef<UsageHistoryPage['pageInfo']>('UsagePageInfo').implement({
+  description: 'Where a page of usage history ends.',
+  fields: (t) => ({
+    hasNextPage: t.exposeBoolean('hasNextPage', { description: 'Whether older requests follow.' }),
+    endCursor: t.exposeString('endCursor', { nullable: true, description: 'Pass as `after` for the next (older) page; null on an empty page.' }),
+  }),
+});
+
+const UsageHistoryRef = builder.objectRef<UsageHistoryPage>('UsageHistory').implement({
+  description: "A page of the signed-in account's requests, newest first.",
+  fields: (t) => ({
+    nodes: t.expose('nodes', { type: [UsageRecordRef], description: 'The requests of this page, newest first.' }),
+    pageInfo: t.expose('pageInfo', { type: UsagePageInfoRef, description: 'Cursor of the next page.' }),
+  }),
+});
+
+builder.queryField('usageHistory', (t) =>
+  t.field({
+    type: UsageHistoryRef,
+    authScopes: { signedIn: true },
+    description: "The signed-in account's recent requests from the usage ledger, newest first (same as GET /api/membership/usage/history).",
+    args: {
+      first: t.arg.int({ defaultValue: HISTORY_DEFAULT_PAGE, description: `Page size, 1 to ${HISTORY_MAX_PAGE}.` }),
+      after: t.arg.string({ description: 'endCursor of the previous page.' }),
+    },
+    resolve: (_root, args, { services, principal }) => services.usage.history(principal!, args),
+  }),
+);

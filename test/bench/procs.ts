@@ -1,0 +1,150 @@
+/**
+ * Child processes for the benchmark: each one pinned to a core with `taskset`, awaited until its port
+ * answers, and killed when the runner exits for any reason (normal end, error, Ctrl-C, SIGTERM), so a run
+ * never leaves processes behind. `taskset` execs the command, so the pid we hold is the program's own pid
+ * (which is what /proc sampling in S5 needs).
+ */
+import { spawn, spawnSync, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { openSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+
+export interface Child {
+  name: string;
+  pid: number;
+  proc: ChildProcess;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const live = new Set<Child>();
+let hooked = false;
+
+export const hasTaskset = spawnSync('taskset', ['-V'], { stdio: 'ignore' }).status === 0;
+
+function hookExit(): void {
+  if (hooked) return;
+  hooked = true;
+  const killAll = () => {
+    for (const child of live) {
+      try {
+        child.proc.kill('SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  };
+  process.on('exit', killAll);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+      process.stderr.write(`\nbench: ${signal}, stopping child processes\n`);
+      killAll();
+      process.exit(130);
+    });
+  }
+}
+
+export interface SpawnOptions {
+  /** CPU core to pin to (`taskset -c`); undefined = not pinned. */
+  core?: number;
+  env?: Record<string, string | undefined>;
+  /** Where stdout/stderr go: a log file path, or 'inherit' / 'ignore'. */
+  log?: string;
+  /** Open an IPC channel (the command must be node). */
+  ipc?: boolean;
+  cwd?: string;
+}
+
+export function spawnPinned(name: string, command: string, args: string[], options: SpawnOptions = {}): Child {
+  hookExit();
+  const out = options.log === undefined || options.log === 'ignore' ? 'ignore' : options.log === 'inherit' ? 'inherit' : openSync(options.log, 'a');
+  const stdio: StdioOptions = ['ignore', out, out];
+  if (options.ipc) stdio.push('ipc');
+  const [cmd, argv] = options.core !== undefined && hasTaskset ? ['taskset', ['-c', String(options.core), command, ...args]] : [command, args];
+  const proc = spawn(cmd, argv, { stdio, env: { ...process.env, ...options.env }, cwd: options.cwd });
+  if (proc.pid === undefined) throw new Error(`bench: could not start ${name} (${command})`);
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  let stopping = false;
+  proc.once('exit', (code, signal) => {
+    // Say so at once: another process on the machine may have killed it (the numbers after are void).
+    if (!stopping) process.stderr.write(`bench: ${name} (pid ${proc.pid}) exited unexpectedly (${signal ?? `code ${code}`})\n`);
+  });
+  const child: Child = {
+    name,
+    pid: proc.pid,
+    proc,
+    async stop(graceMs = 3000) {
+      stopping = true;
+      if (proc.exitCode !== null || proc.signalCode !== null) {
+        live.delete(child);
+        return;
+      }
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+      live.delete(child);
+    },
+  };
+  proc.once('exit', () => live.delete(child));
+  live.add(child);
+  return child;
+}
+
+/** A free TCP port on 127.0.0.1 (bound then released). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once something accepts TCP connections on the port; rejects if the child dies first. */
+export async function waitForPort(port: number, child: Child, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.proc.exitCode !== null || child.proc.signalCode !== null) {
+      throw new Error(`bench: ${child.name} exited (code ${child.proc.exitCode ?? child.proc.signalCode}) before listening on ${port}`);
+    }
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`bench: ${child.name} did not listen on ${port} within ${timeoutMs} ms`);
+}
+
+/** Pins the calling process (the load generator) to a core. */
+export function pinSelf(core: number): void {
+  if (hasTaskset) spawnSync('taskset', ['-pc', String(core), String(process.pid)], { stdio: 'ignore' });
+}
+
+/** Resident set size and CPU time (user + system) of a process, from /proc. */
+export interface ProcSample {
+  rssKb: number;
+  hwmKb: number;
+  cpuMs: number;
+}
+
+const clockTicks = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+export async function sampleProc(pid: number): Promise<ProcSample> {
+  const { readFile } = await import('node:fs/promises');
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+  // Fields after the command name (which may contain spaces) start at index 3; utime is 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return { rssKb: kb('VmRSS'), hwmKb: kb('VmHWM'), cpuMs: (ticks * 1000) / clockTicks };
+}

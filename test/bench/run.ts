@@ -1,0 +1,157 @@
+/**
+ * `npm run bench [-- --quick] [-- --systems=direct,passthrough,portkey,svc] [-- --rounds=N] [-- --profile]
+ *   [-- --scenarios=s1,s2,s3,s4,s5] [-- --autocannon] [-- --svc-log-level=warn] [-- --svc-node-flags='--max-semi-space-size=8']`
+ * (`--profile` writes a V8 CPU profile of svc to bench-results/<timestamp>-profile/.)
+ *
+ * Starts the scripted upstream and every system under test as pinned child processes, runs the
+ * scenarios in interleaved rounds (every system once per scenario per round, in a rotating order),
+ * prints the median of the round medians, writes `bench-results/<timestamp>.json`, and checks that svc's
+ * ledger holds exactly the tokens the upstream emitted for svc's requests.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { LOAD_CORE, ROOT, directSystem, startPassthrough, startPortkey, startUpstream, type System, type Upstream, type UpstreamStats } from './systems.ts';
+import { hasTaskset, pinSelf } from './procs.ts';
+import { machine, printTable, printTargets, summarise, targets, type Rounds, type SystemName } from './report.ts';
+import { fullParams, openStreamsScenario, quickParams, scenarios, type Scenario } from './scenarios.ts';
+import { startSvc, type SvcSystem } from './svc.ts';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const profile = args.includes('--profile');
+const svcLogLevel = args.find((a) => a.startsWith('--svc-log-level='))?.slice('--svc-log-level='.length);
+const svcNodeFlags = args.find((a) => a.startsWith('--svc-node-flags='))?.slice('--svc-node-flags='.length);
+const only = args.find((a) => a.startsWith('--systems='))?.slice('--systems='.length).split(',') as SystemName[] | undefined;
+const wanted = (name: SystemName) => name === 'direct' || !only || only.includes(name);
+const base = quick ? quickParams : fullParams;
+const params = args.includes('--autocannon') ? { ...base, s3: { ...base.s3, generator: 'autocannon' as const } } : base;
+const onlyScenarios = args.find((a) => a.startsWith('--scenarios='))?.slice('--scenarios='.length).split(',');
+const rounds = Number(args.find((a) => a.startsWith('--rounds='))?.slice('--rounds='.length) ?? params.rounds);
+
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const outDir = resolve(ROOT, 'bench-results');
+mkdirSync(outDir, { recursive: true });
+const logOf = (name: string) => resolve(outDir, `${stamp}-${name}.log`);
+const say = (text: string) => process.stdout.write(`${text}\n`);
+
+const startedAt = Date.now();
+const machineBefore = machine();
+say(`bench: ${quick ? 'quick' : 'full'} run, ${rounds} rounds; ${machineBefore.nproc} cores (${machineBefore.cpu}), Node ${machineBefore.node}, load ${machineBefore.loadavg.join(' ')}`);
+if (!hasTaskset) say('bench: taskset not found, processes are NOT pinned (numbers are less comparable)');
+pinSelf(LOAD_CORE);
+
+const upstream: Upstream = await startUpstream(logOf('upstream'));
+const systems: System[] = [directSystem(upstream)];
+let svc: SvcSystem | undefined;
+const notes: string[] = [];
+try {
+  if (wanted('passthrough')) systems.push(await startPassthrough(upstream, logOf('passthrough')));
+  if (wanted('portkey')) systems.push(await startPortkey(upstream, logOf('portkey')));
+  if (wanted('svc')) {
+    try {
+      svc = await startSvc(upstream, logOf('svc'), {
+        ...(profile ? { profileDir: resolve(outDir, `${stamp}-profile`) } : {}),
+        ...(svcLogLevel ? { logLevel: svcLogLevel } : {}),
+        ...(svcNodeFlags ? { nodeFlags: svcNodeFlags.split(' ') } : {}),
+      });
+      systems.push(svc);
+    } catch (error) {
+      const message = `svc left out: ${(error as Error).message}`;
+      notes.push(message);
+      say(`bench: ${message}`);
+    }
+  }
+  say(`bench: systems ${systems.map((s) => `${s.name} (pid ${s.pid})`).join(', ')}`);
+
+  // Upstream tokens emitted while svc was being measured, for the ledger check.
+  const svcTokens: UpstreamStats = { requests: 0, promptTokens: 0, completionTokens: 0, aborted: 0 };
+  let ledgerGap = 0;
+  const measure = async (scenario: Scenario, system: System) => {
+    const before = system.name === 'svc' ? await upstream.stats() : undefined;
+    const metrics = await scenario.run(system);
+    if (before && svc) {
+      // An overloaded system keeps forwarding requests its clients gave up on: wait until the upstream
+      // is quiet, so everything svc sent for this scenario is counted as svc's.
+      addDelta(svcTokens, before, await quietStats(upstream));
+      // Per scenario, so a ledger gap points at the traffic that caused it.
+      const rows = await svc.ledgerRows(svcTokens.requests);
+      if (rows !== svcTokens.requests - ledgerGap) {
+        const note = `ledger gap after ${scenario.id}: ${rows} rows for ${svcTokens.requests} upstream requests so far`;
+        notes.push(note);
+        say(`bench: ${note}`);
+        ledgerGap = svcTokens.requests - rows; // report each gap once, where it appeared
+      }
+    }
+    return metrics;
+  };
+
+  const perRound: Rounds = {};
+  const list = scenarios(params).filter((s) => !onlyScenarios || onlyScenarios.some((id) => s.id === id || s.id.startsWith(`${id}.`)));
+  for (let round = 0; round < rounds; round++) {
+    const order = systems.map((_, i) => systems[(i + round) % systems.length]!);
+    for (const scenario of list) {
+      await upstream.setScript(scenario.script);
+      for (const system of order) {
+        const t0 = Date.now();
+        const metrics = await measure(scenario, system);
+        const runs = (perRound[system.name] ??= []);
+        runs[round] = { ...runs[round], ...metrics };
+        say(`round ${round + 1}/${rounds} ${scenario.id.padEnd(7)} ${system.name.padEnd(11)} ${brief(metrics)} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+  const open = openStreamsScenario(params);
+  await upstream.setScript(open.script);
+  for (const system of systems.filter((s) => s.name !== 'direct' && (!onlyScenarios || onlyScenarios.includes('s5')))) {
+    const metrics = await measure(open, system);
+    for (const runs of [perRound[system.name]!]) for (const r of runs) Object.assign(r, metrics);
+    say(`once    ${open.id} ${system.name.padEnd(11)} ${brief(metrics)}`);
+  }
+
+  const summary = summarise(perRound);
+  const ledger = svc ? await svc.ledgerCheck(svcTokens) : undefined;
+  const targetList = targets(summary);
+  const machineAfter = machine();
+  say('');
+  say(printTable(summary, params.s2.rates, params.s4.concurrency));
+  say('');
+  if (targetList.length) say(printTargets(targetList));
+  if (ledger) say(`${ledger.ok ? 'MET   ' : 'MISSED'}  ledger: ${ledger.message}`);
+  if (ledger && !ledger.ok) say(`        ledger rows by stream/status/estimated: ${JSON.stringify(ledger.ledger.breakdown)}`);
+  say(`\nload average before ${machineBefore.loadavg.join(' ')}, after ${machineAfter.loadavg.join(' ')}; ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
+  for (const note of notes) say(`note: ${note}`);
+  const file = resolve(outDir, `${stamp}.json`);
+  writeFileSync(
+    file,
+    JSON.stringify({ startedAt: new Date(startedAt).toISOString(), mode: quick ? 'quick' : 'full', rounds, params, machine: { ...machineBefore, loadavgAfter: machineAfter.loadavg }, pinned: hasTaskset, summary, targets: targetList, ledger, notes, perRound }, null, 2),
+  );
+  say(`bench: wrote ${file}`);
+} finally {
+  for (const system of systems.reverse()) await system.stop().catch(() => undefined);
+  await upstream.stop();
+}
+
+async function quietStats(upstream: Upstream): Promise<UpstreamStats> {
+  let last = await upstream.stats();
+  for (let i = 0; i < 100; i++) {
+    await new Promise((r) => setTimeout(r, 300));
+    const next = await upstream.stats();
+    if (next.requests === last.requests && next.completionTokens === last.completionTokens) return next;
+    last = next;
+  }
+  return last;
+}
+
+function addDelta(into: UpstreamStats, before: UpstreamStats, after: UpstreamStats): void {
+  into.requests += after.requests - before.requests;
+  into.promptTokens += after.promptTokens - before.promptTokens;
+  into.completionTokens += after.completionTokens - before.completionTokens;
+  into.aborted += after.aborted - before.aborted;
+}
+
+function brief(metrics: Record<string, number>): string {
+  return Object.entries(metrics)
+    .map(([k, v]) => `${k.slice(k.lastIndexOf('.') + 1)}=${k.endsWith('Us') ? `${(v / 1000).toFixed(3)}ms` : Number.isInteger(v) ? v : v.toFixed(3)}`)
+    .join(' ');
+}

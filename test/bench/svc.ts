@@ -1,0 +1,214 @@
+/**
+ * svc as the system under test, with everything on: real PostgreSQL and Redis, API-key auth, rate limits
+ * (set high), large pools, the ledger. It gets its own database (`svc_bench_<random>`, dropped at the end)
+ * and its own Redis key prefix (its keys deleted at the end; the shared Redis is never flushed). The
+ * member signs up and mints a personal key over HTTP, as a real user would.
+ */
+import { randomBytes } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { stringify } from 'yaml';
+import { defaultPlans } from '../../server/config/catalogue.ts';
+import { freePort, spawnPinned, waitForPort } from './procs.ts';
+import { ROOT, SUT_CORE, type System, type Upstream, type UpstreamStats } from './systems.ts';
+
+const PG_ADMIN = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export interface LedgerCheck {
+  ok: boolean;
+  message: string;
+  ledger: { rows: number; inputTokens: number; outputTokens: number; estimated: number; byStatus: Record<string, number>; breakdown: unknown[] };
+  upstream: UpstreamStats;
+}
+
+export interface SvcSystem extends System {
+  ledgerCheck(emitted: UpstreamStats): Promise<LedgerCheck>;
+  /** Ledger rows once settlement has caught up with `expected` (or stopped moving for 2 s). */
+  ledgerRows(expected: number): Promise<number>;
+}
+
+/** Pools and limits so large the benchmark never meets them; everything else is the default config. */
+function benchConfig(prefix: string, logLevel?: string): object {
+  const huge = { day: 1_000_000, week: 5_000_000, month: 20_000_000 };
+  return {
+    server: { host: '127.0.0.1' },
+    redis: { keyPrefix: prefix },
+    plans: { ...defaultPlans, free: { ...defaultPlans.free, requestsPerMinute: 100_000_000, pools: { fast: huge, premium: huge } } },
+    rateLimits: { ipPerMinute: 100_000_000, concurrentStreamsPerAccount: 100_000 },
+    // The default (256) caps concurrent requests per upstream: S4's 500 and S5's 1,000 streams need more.
+    gateway: { connectionsPerUpstream: 4096 },
+    ...(logLevel ? { server: { host: '127.0.0.1', logLevel } } : {}),
+  };
+}
+
+export interface SvcOptions {
+  /** Write a V8 CPU profile of svc into this directory (`node --cpu-prof`). */
+  profileDir?: string;
+  /** Override `server.logLevel` (default: svc's own default, `info`). */
+  logLevel?: string;
+  /** Extra `node` flags for svc, e.g. `--max-semi-space-size=8`. */
+  nodeFlags?: string[];
+}
+
+/** The flags `npm start` runs the server with (package.json), so the benchmark measures what ships. */
+const SERVER_NODE_FLAGS = ['--max-semi-space-size=8'];
+
+export async function startSvc(upstream: Upstream, log: string, options: SvcOptions = {}): Promise<SvcSystem> {
+  const id = randomBytes(4).toString('hex');
+  const database = `svc_bench_${id}`;
+  const prefix = `svc_bench_${id}:`;
+  const configPath = resolve(ROOT, 'bench-results', `svc-bench-${id}.yaml`);
+  const admin = new pg.Client({ connectionString: PG_ADMIN });
+  await admin.connect();
+  await admin.query(`create database "${database}"`);
+  const databaseUrl = Object.assign(new URL(PG_ADMIN), { pathname: `/${database}` }).toString();
+  writeFileSync(configPath, stringify(benchConfig(prefix, options.logLevel)));
+
+  const port = await freePort();
+  const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
+  const child = spawnPinned('svc', process.execPath, [...profile, ...SERVER_NODE_FLAGS, ...(options.nodeFlags ?? []), resolve(ROOT, 'server/main.ts')], {
+    core: SUT_CORE,
+    log,
+    cwd: ROOT,
+    env: { PORT: String(port), DATABASE_URL: databaseUrl, REDIS_URL, SVC_UPSTREAM_URL: `${upstream.origin}/v1`, SVC_CONFIG: configPath },
+  });
+  let db: pg.Client | undefined;
+  const stop = async () => {
+    await db?.end();
+    await child.stop(10_000);
+    await admin.query(`drop database if exists "${database}" with (force)`);
+    await admin.end();
+    await deleteKeys(prefix);
+    rmSync(configPath, { force: true });
+  };
+  try {
+    await waitForPort(port, child, 60_000);
+    const origin = `http://127.0.0.1:${port}`;
+    const key = await signUpAndMintKey(origin, `bench-${id}@example.com`);
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
+    // The smoke request is billed too, so its upstream tokens join the ones the runner counts.
+    const before = await upstream.stats();
+    await smokeTest(origin, headers);
+    const smoke = delta(before, await upstream.stats());
+    db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    const ledgerDb = db;
+    return {
+      name: 'svc',
+      pid: child.pid,
+      target: () => ({ origin, path: '/v1/chat/completions', headers }),
+      stop,
+      ledgerCheck: (emitted) => ledgerCheck(ledgerDb, sum(emitted, smoke)),
+      ledgerRows: async (expected) => (await settledRows(ledgerDb, expected + smoke.requests)) - smoke.requests,
+    };
+  } catch (error) {
+    await stop().catch(() => undefined);
+    throw error;
+  }
+}
+
+function delta(before: UpstreamStats, after: UpstreamStats): UpstreamStats {
+  return {
+    requests: after.requests - before.requests,
+    aborted: after.aborted - before.aborted,
+    promptTokens: after.promptTokens - before.promptTokens,
+    completionTokens: after.completionTokens - before.completionTokens,
+  };
+}
+
+function sum(a: UpstreamStats, b: UpstreamStats): UpstreamStats {
+  return { requests: a.requests + b.requests, aborted: a.aborted + b.aborted, promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens };
+}
+
+/** `POST /api/membership/auth/signup`, then `POST /api/membership/auth/api-keys` with the session cookie. */
+async function signUpAndMintKey(origin: string, email: string): Promise<string> {
+  const signUp = await fetch(`${origin}/api/membership/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin },
+    body: JSON.stringify({ email, password: `bench-${randomBytes(12).toString('hex')}` }),
+  });
+  if (!signUp.ok) throw new Error(`sign-up answered ${signUp.status}: ${(await signUp.text()).slice(0, 200)}`);
+  const cookie = signUp.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const mint = await fetch(`${origin}/api/membership/auth/api-keys`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin, cookie },
+    body: JSON.stringify({ name: 'bench' }),
+  });
+  if (!mint.ok) throw new Error(`creating an API key answered ${mint.status}: ${(await mint.text()).slice(0, 200)}`);
+  const body = (await mint.json()) as { token?: string; key?: { token?: string } };
+  const token = body.token ?? body.key?.token;
+  if (!token?.startsWith('svc_live_')) throw new Error(`the API key response carries no svc_live_ token: ${JSON.stringify(body).slice(0, 200)}`);
+  return token;
+}
+
+async function smokeTest(origin: string, headers: Record<string, string>): Promise<void> {
+  const res = await fetch(`${origin}/v1/chat/completions`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: 'hello' }], max_tokens: 16 }),
+  });
+  if (res.status !== 200) throw new Error(`POST /v1/chat/completions answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+}
+
+/** Settlement is off the request path: wait until the row count reaches `expected` or stops moving. */
+async function settledRows(db: pg.Client, expected: number): Promise<number> {
+  let rows = -1;
+  let still = 0;
+  for (;;) {
+    const { rows: r } = await db.query<{ n: string }>('select count(*) as n from usage_ledger');
+    const n = Number(r[0]!.n);
+    if (n >= expected) return n;
+    still = n === rows ? still + 1 : 0;
+    if (still >= 10) return n;
+    rows = n;
+    await new Promise((done) => setTimeout(done, 200));
+  }
+}
+
+async function ledgerCheck(db: pg.Client, emitted: UpstreamStats): Promise<LedgerCheck> {
+  await settledRows(db, emitted.requests);
+  const { rows: sums } = await db.query<{ rows: string; input: string; output: string; estimated: string }>(
+    `select count(*) as rows, coalesce(sum(input_tokens), 0) as input, coalesce(sum(output_tokens), 0) as output,
+            count(*) filter (where estimated) as estimated
+       from usage_ledger`,
+  );
+  const { rows: statuses } = await db.query<{ status: string; n: string }>('select status, count(*) as n from usage_ledger group by status');
+  const { rows: breakdown } = await db.query(
+    `select stream, status, estimated, count(*)::int as rows, sum(input_tokens)::int as input, sum(output_tokens)::int as output
+       from usage_ledger group by 1, 2, 3 order by 1, 2, 3`,
+  );
+  const s = sums[0]!;
+  const ledger = {
+    rows: Number(s.rows),
+    inputTokens: Number(s.input),
+    outputTokens: Number(s.output),
+    estimated: Number(s.estimated),
+    byStatus: Object.fromEntries(statuses.map((r) => [r.status, Number(r.n)])),
+    breakdown,
+  };
+  const ok = ledger.inputTokens === emitted.promptTokens && ledger.outputTokens === emitted.completionTokens && ledger.rows === emitted.requests;
+  const message = `ledger ${ledger.rows} rows, ${ledger.inputTokens} input + ${ledger.outputTokens} output tokens (${ledger.estimated} estimated); upstream emitted ${emitted.requests} requests, ${emitted.promptTokens} + ${emitted.completionTokens} tokens for svc`;
+  return { ok, message, ledger, upstream: emitted };
+}
+
+/** Deletes this run's keys (SCAN + UNLINK on its prefix). Never FLUSHDB: the Redis is shared. */
+async function deleteKeys(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length) await redis.unlink(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * The systems compared, each started as its own pinned process on loopback:
+ *   direct       the load generator talks to the scripted upstream itself (the baseline);
+ *   passthrough  node:http + undici Pool, no features (the Node ceiling);
+ *   portkey      Portkey's open-source gateway from npm, `--headless`;
+ *   svc          see svc.ts.
+ * The scripted upstream runs on the load generator's core; every system under test on the other one.
+ */
+import { resolve } from 'node:path';
+import type { Script } from '../fixtures/scripted-upstream.ts';
+import type { Target } from './load.ts';
+import { freePort, spawnPinned, waitForPort, type Child } from './procs.ts';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+export const SUT_CORE = 0;
+export const LOAD_CORE = 1;
+
+export interface System {
+  name: 'direct' | 'passthrough' | 'portkey' | 'svc';
+  /** The process whose RSS and CPU S5 reports (for `direct`, the upstream itself). */
+  pid: number;
+  target(stream: boolean): Target;
+  stop(): Promise<void>;
+}
+
+export interface UpstreamStats {
+  requests: number;
+  aborted: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface Upstream {
+  origin: string;
+  pid: number;
+  setScript(script: Partial<Script>): Promise<void>;
+  stats(): Promise<UpstreamStats>;
+  stop(): Promise<void>;
+}
+
+export async function startUpstream(log: string): Promise<Upstream> {
+  const port = await freePort();
+  const child = spawnPinned('scripted upstream', process.execPath, [resolve(import.meta.dirname, 'upstream-main.ts'), String(port)], {
+    core: LOAD_CORE,
+    ipc: true,
+    log,
+  });
+  await waitForPort(port, child);
+  let seq = 0;
+  const ask = <T>(message: object, match: (reply: { type: string; id?: number }) => boolean): Promise<T> =>
+    new Promise((resolveReply) => {
+      const onMessage = (reply: { type: string; id?: number }) => {
+        if (!match(reply)) return;
+        child.proc.off('message', onMessage);
+        resolveReply(reply as T);
+      };
+      child.proc.on('message', onMessage);
+      child.proc.send(message);
+    });
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    pid: child.pid,
+    setScript: async (script) => {
+      await ask({ type: 'script', script }, (reply) => reply.type === 'ok');
+    },
+    stats: async () => {
+      const id = ++seq;
+      const reply = await ask<{ stats: UpstreamStats }>({ type: 'stats', id }, (r) => r.type === 'stats' && r.id === id);
+      return reply.stats;
+    },
+    stop: () => child.stop(),
+  };
+}
+
+const json = { 'content-type': 'application/json' };
+
+export function directSystem(upstream: Upstream): System {
+  return {
+    name: 'direct',
+    pid: upstream.pid,
+    target: () => ({ origin: upstream.origin, path: '/v1/chat/completions', headers: json }),
+    stop: async () => undefined,
+  };
+}
+
+async function startChild(name: string, args: string[], port: number, log: string, env: Record<string, string> = {}): Promise<Child> {
+  const child = spawnPinned(name, process.execPath, args, { core: SUT_CORE, log, cwd: ROOT, env });
+  await waitForPort(port, child);
+  return child;
+}
+
+export async function startPassthrough(upstream: Upstream, log: string): Promise<System> {
+  const port = await freePort();
+  const child = await startChild('passthrough', [resolve(import.meta.dirname, 'passthrough.ts'), String(port), upstream.origin], port, log);
+  return {
+    name: 'passthrough',
+    pid: child.pid,
+    target: () => ({ origin: `http://127.0.0.1:${port}`, path: '/v1/chat/completions', headers: json }),
+    stop: () => child.stop(),
+  };
+}
+
+export async function startPortkey(upstream: Upstream, log: string): Promise<System> {
+  const port = await freePort();
+  const entry = resolve(ROOT, 'node_modules/@portkey-ai/gateway/build/start-server.js');
+  const shim = resolve(import.meta.dirname, 'portkey-shim.ts');
+  const child = await startChild('portkey', ['--import', shim, entry, '--headless', `--port=${port}`], port, log, { NODE_ENV: 'production' });
+  const headers = {
+    ...json,
+    authorization: 'Bearer sk-bench',
+    'x-portkey-provider': 'openai',
+    'x-portkey-custom-host': `${upstream.origin}/v1`,
+  };
+  return {
+    name: 'portkey',
+    pid: child.pid,
+    target: () => ({ origin: `http://127.0.0.1:${port}`, path: '/v1/chat/completions', headers }),
+    stop: () => child.stop(),
+  };
+}

@@ -1,0 +1,83 @@
+/**
+ * Boots the real app (`buildApp`) on a random port, in one of the two modes the service supports:
+ * `real` (PostgreSQL + Redis, the CI default) or `embedded` (PGlite + in-process).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import { buildApp } from '../../server/app.ts';
+import { parseConfig, type Config } from '../../server/config/config.ts';
+import { createLogger } from '../../server/log.ts';
+import { createTestDatabase, type TestDatabase } from './database.ts';
+import { testRedisUrl } from './env.ts';
+
+export interface TestApp {
+  app: FastifyInstance;
+  config: Config;
+  /** http://127.0.0.1:<port> */
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Extra config (as it would appear in YAML). */
+  config?: Record<string, unknown>;
+  env?: Record<string, string>;
+  /** Collects log lines (JSON strings) when given. */
+  logLines?: string[];
+  /** Runs after `buildApp` and before `listen` (e.g. to add a route a test needs). */
+  beforeListen?: (app: FastifyInstance) => void | Promise<void>;
+}
+
+export async function startApp(base: Record<string, unknown>, options: StartOptions = {}): Promise<TestApp> {
+  const config = parseConfig(mergeConfig(base, options.config ?? {}), { ...options.env });
+  const logLines = options.logLines;
+  const logger = logLines
+    ? createLogger({ server: { ...config.server, logLevel: 'debug' } }, { write: (line: string) => void logLines.push(line) })
+    : pino({ level: 'silent' });
+  const app = await buildApp(config, { logger });
+  await options.beforeListen?.(app);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return { app, config, url: `http://127.0.0.1:${port}`, close: () => app.close() };
+}
+
+/** Config for real PostgreSQL + Redis: a fresh database and a Redis key prefix of its own. */
+export async function realMode(): Promise<{ config: Record<string, unknown>; database: TestDatabase; cleanup(): Promise<void> }> {
+  const database = await createTestDatabase();
+  return {
+    database,
+    config: {
+      server: { logLevel: 'silent', webUrl: 'http://127.0.0.1' },
+      database: { url: database.url },
+      redis: { url: testRedisUrl, keyPrefix: `svc-test:${randomBytes(4).toString('hex')}:` },
+    },
+    cleanup: () => database.drop(),
+  };
+}
+
+/** Config for embedded mode: PGlite in a fresh temp directory, in-process Redis stand-ins. */
+export function embeddedMode(): { config: Record<string, unknown>; dataDir: string; cleanup(): Promise<void> } {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-embedded-'));
+  return {
+    dataDir,
+    config: { server: { logLevel: 'silent' }, database: { dataDir } },
+    cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
+  };
+}
+
+function mergeConfig(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...a };
+  for (const [key, value] of Object.entries(b)) {
+    const prev = out[key];
+    out[key] =
+      prev && typeof prev === 'object' && !Array.isArray(prev) && value && typeof value === 'object' && !Array.isArray(value)
+        ? mergeConfig(prev as Record<string, unknown>, value as Record<string, unknown>)
+        : value;
+  }
+  return out;
+}

@@ -1,0 +1,151 @@
+/**
+ * Failure modes: Redis stopped → admission fails closed (503, the upstream never called); an instance
+ * killed with -9 while holding reservations → after restart the sweeper leaves none behind.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp } from '../../helpers/app.ts';
+import { createMember, ledgerRows, relaxedLimits, startHarness, type Harness } from './harness.ts';
+
+let h: Harness;
+
+beforeAll(async () => {
+  // This instance only creates members; its sweeper stays out of the way of the crash test.
+  h = await startHarness({ config: { gateway: { sweepIntervalSeconds: 3600 } } });
+});
+afterAll(() => h?.close());
+
+const hello = [{ role: 'user' as const, content: 'Say hello.' }];
+
+describe('Redis unreachable', () => {
+  const port = 6390;
+  const cli = (...args: string[]) => execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' });
+
+  afterAll(() => {
+    try {
+      cli('shutdown', 'nosave');
+    } catch {
+      // already down
+    }
+  });
+
+  it('answers 503 service_unavailable and never calls the upstream', async () => {
+    execFileSync('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no', '--daemonize', 'yes']);
+    for (let i = 0; i < 50 && !cli('ping').includes('PONG'); i++) await new Promise((r) => setTimeout(r, 50));
+    const app = await startApp(h.mode.config, {
+      config: { ...relaxedLimits, redis: { url: `redis://127.0.0.1:${port}`, keyPrefix: 'svc-test-down:' } },
+      env: { SVC_UPSTREAM_URL: h.upstream.url },
+    });
+    try {
+      const member = await createMember(app, h.database);
+      await member.client.chat.completions.create({ model: 'auto', messages: hello });
+      const before = h.upstream.stats.requests;
+      cli('shutdown', 'nosave');
+      await new Promise((r) => setTimeout(r, 200));
+      for (const stream of [false, true]) {
+        const error = await member.client.chat.completions.create({ model: 'auto', messages: hello, stream }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+        expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+        expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe('service_unavailable');
+      }
+      expect(h.upstream.stats.requests).toBe(before);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('crash recovery', () => {
+  let child: ChildProcess | null = null;
+  const dir = mkdtempSync(join(tmpdir(), 'svc-crash-'));
+  afterAll(() => {
+    child?.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function freePort(): Promise<number> {
+    return new Promise((resolvePort) => {
+      const server = createServer();
+      server.listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolvePort(port));
+      });
+    });
+  }
+
+  async function spawnServer(configFile: string, port: number): Promise<ChildProcess> {
+    const proc = spawn(process.execPath, [resolve('server/main.ts')], {
+      env: { ...process.env, SVC_CONFIG: configFile, SVC_UPSTREAM_URL: h.upstream.url, PORT: String(port) },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+      if (ok) return proc;
+      if (Date.now() > deadline || proc.exitCode !== null) throw new Error('server did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  it('kill -9 with reservations outstanding → after restart the sweeper releases them all', async () => {
+    const redisConfig = (h.mode.config as { redis: { url: string; keyPrefix: string } }).redis;
+    const configFile = join(dir, 'svc.yaml');
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        server: { host: '127.0.0.1', logLevel: 'warn' },
+        database: { url: h.database.url },
+        redis: redisConfig,
+        gateway: { reservationTtlSeconds: 2, sweepIntervalSeconds: 0.25 },
+        rateLimits: relaxedLimits.rateLimits,
+      }),
+    );
+    const port = await freePort();
+    child = await spawnServer(configFile, port);
+    const member = await createMember(h.app, h.database);
+    const redis = h.app.app.services.redis.redis!;
+
+    // Four long streams, each admitted (reserved) and producing.
+    const streams = await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        const response = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${member.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'svc-2.1', stream: true, messages: [{ role: 'user', content: '#script {"intervalMs":100,"chunks":1000}' }] }),
+        });
+        const reader = response.body!.getReader();
+        await reader.read();
+        return reader;
+      }),
+    );
+    expect(await redis.zcard('res:index')).toBe(4);
+    const usage = async () => {
+      const response = await fetch(`${h.app.url}/api/membership/usage`, { headers: { authorization: `Bearer ${member.key}` } });
+      const body = (await response.json()) as { pools: { class: string; window: string; used: { amountMicros: number } }[] };
+      return body.pools.find((p) => p.class === 'premium' && p.window === 'day')!.used.amountMicros;
+    };
+    expect(await usage()).toBeGreaterThan(0);
+
+    child.kill('SIGKILL');
+    await new Promise((r) => child!.once('exit', r));
+    await Promise.all(streams.map((reader) => reader.read().catch(() => undefined)));
+    expect(await redis.zcard('res:index')).toBe(4);
+
+    child = await spawnServer(configFile, port);
+    const deadline = Date.now() + 10_000;
+    while ((await redis.zcard('res:index')) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(await redis.zcard('res:index')).toBe(0);
+    expect(await redis.keys(`${redisConfig.keyPrefix}res:*`)).toEqual([]);
+    expect(await usage()).toBe(0);
+    const rows = await ledgerRows(h.database, member.accountId, 4);
+    expect(rows.map((row) => row.status)).toEqual(['abandoned', 'abandoned', 'abandoned', 'abandoned']);
+    child.kill('SIGTERM');
+    await new Promise((r) => child!.once('exit', r));
+    child = null;
+  });
+});

@@ -1,0 +1,133 @@
+/**
+ * Pool accounting moves exactly once per request, whoever gets there: settling the same request twice,
+ * or the sweeper racing the owner for a reservation that expired just as its request finished, must
+ * leave the pool at the ledger's cost — never the cost twice.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { LedgerEntry } from '../../../server/modules/usage/settlement.ts';
+import { Settlement } from '../../../server/modules/usage/settlement.ts';
+import type { ReservationRef } from '../../../server/modules/usage/pool.store.ts';
+import { ledgerRows, startHarness, type Harness } from './harness.ts';
+
+let h: Harness;
+
+beforeAll(async () => {
+  // The app's own sweeper stays out of the way: each test drives one.
+  h = await startHarness({ config: { gateway: { sweepIntervalSeconds: 3600 } } });
+});
+afterAll(() => h?.close());
+
+const RESERVED = 1000;
+const COST = 300;
+let seq = 0;
+
+/** Admits one fast-class reservation of RESERVED micros for a new member, as the gateway would. */
+async function reserve(ttlMs = 60_000) {
+  const member = await h.member();
+  const { services } = h.app.app;
+  const windows = services.usage.windows.current();
+  const requestId = `mbr_settle${process.pid}x${Date.now()}x${++seq}`;
+  const admission = await services.usage.store.admit({
+    requestId,
+    accountId: member.accountId,
+    class: 'fast',
+    windows,
+    reserveMicros: RESERVED,
+    limits: { day: 1e9, week: 1e9, month: 1e9 },
+    rateRules: [{ key: `settle-test:${requestId}`, limit: 100, periodMs: 60_000 }],
+    streamCap: 0,
+    ttlMs,
+  });
+  expect(admission.ok).toBe(true);
+  const ref: ReservationRef = { requestId, accountId: member.accountId, class: 'fast', windows, stream: false };
+  const entry: LedgerEntry = {
+    requestId,
+    accountId: member.accountId,
+    credentialKind: 'api_key',
+    credentialId: 'k',
+    channel: 'api',
+    model: 'svc-2.1-fast',
+    routedModel: 'svc-2.1-fast',
+    deployment: 'default',
+    class: 'fast',
+    stream: false,
+    inputTokens: 1,
+    outputTokens: 2,
+    estimated: false,
+    costMicros: COST,
+    reservedMicros: RESERVED,
+    status: 'ok',
+    upstreamStatus: 200,
+    latencyMs: 1,
+  };
+  const poolDay = async () => Number(await services.redis.redis!.get(`pool:${member.accountId}:fast:${windows.day.key}`));
+  return { member, ref, entry, poolDay };
+}
+
+function newSettlement(): Settlement {
+  const { services } = h.app.app;
+  return new Settlement(services.config, services.db, services.usage.store, h.app.app.log);
+}
+
+describe('pool accounting moves exactly once', () => {
+  it('settling the same request twice charges the pool once', async () => {
+    const { member, ref, entry, poolDay } = await reserve();
+    expect(await poolDay()).toBe(RESERVED);
+    const settlement = newSettlement();
+    settlement.record(entry, ref);
+    settlement.record(entry, ref);
+    await settlement.flush();
+    await settlement.close();
+    expect(await ledgerRows(h.database, member.accountId)).toHaveLength(1);
+    expect(await poolDay()).toBe(COST);
+  });
+
+  it('the sweeper and a late owner racing for an expired reservation charge the pool once', async () => {
+    const { member, ref, entry, poolDay } = await reserve(1);
+    const { services } = h.app.app;
+    // The owner wrote its ledger row; its pool settlement is about to run when the sweeper finds the
+    // reservation expired. The owner settles between the sweeper's read and its settle.
+    await h.database.query(
+      `insert into usage_ledger (request_id, account_id, credential_kind, credential_id, channel, model, routed_model, deployment, class, stream,
+         input_tokens, output_tokens, estimated, cost_micros, reserved_micros, currency, status, upstream_status, latency_ms)
+       values ($1, $2, 'api_key', 'k', 'api', 'svc-2.1-fast', 'svc-2.1-fast', 'default', 'fast', false, 1, 2, false, $3, $4, 'USD', 'ok', 200, 1)`,
+      [entry.requestId, member.accountId, COST, RESERVED],
+    );
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const redis = services.redis.redis!;
+    const get = redis.get.bind(redis);
+    const spy = vi.spyOn(redis, 'get').mockImplementation((async (key: string) => {
+      const value = await get(key);
+      if (key === `res:${ref.requestId}`) await services.usage.store.settle([{ ref, costMicros: COST }]);
+      return value;
+    }) as typeof redis.get);
+    const settlement = newSettlement();
+    try {
+      await settlement.sweep();
+    } finally {
+      spy.mockRestore();
+      await settlement.close();
+    }
+    expect(await poolDay()).toBe(COST);
+    expect(await redis.exists(`res:${ref.requestId}`)).toBe(0);
+  });
+
+  it('a pool settlement Redis refused is retried, not left holding the reservation until its TTL', async () => {
+    const { ref, entry, poolDay } = await reserve();
+    const { services } = h.app.app;
+    const spy = vi.spyOn(services.usage.store, 'settle').mockRejectedValueOnce(new Error('Redis went away'));
+    const settlement = newSettlement();
+    try {
+      settlement.record(entry, ref);
+      await settlement.flush();
+      const redis = services.redis.redis!;
+      const deadline = Date.now() + 3000;
+      while ((await redis.exists(`res:${ref.requestId}`)) === 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await redis.exists(`res:${ref.requestId}`)).toBe(0);
+      expect(await poolDay()).toBe(COST);
+    } finally {
+      spy.mockRestore();
+      await settlement.close();
+    }
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * The `svc` command as a user runs it (a child process on Node 24): `login` by device code with the token
+ * stored 0600 under XDG_CONFIG_HOME, `whoami`, `models`, `logout` (revoked on the server), and
+ * `admin create-user` straight against the database.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { realMode } from '../../helpers/app.ts';
+import { testRedisUrl } from '../../helpers/env.ts';
+import { bootIdentityApp, Browser, sleep, uniqueEmail, type IdentityApp } from './identity-harness.ts';
+
+const repo = resolve(import.meta.dirname, '../../..');
+let setup: Awaited<ReturnType<typeof realMode>>;
+let server: IdentityApp;
+const configHome = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+
+beforeAll(async () => {
+  setup = await realMode();
+  server = await bootIdentityApp(setup.config, { auth: { devicePollIntervalSeconds: 1 } });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await setup?.cleanup();
+});
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function svc(args: string[], env: Record<string, string> = {}, onStdout?: (text: string) => void): Promise<Run> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [join(repo, 'bin/svc.ts'), ...args], {
+      cwd: repo,
+      env: { PATH: process.env.PATH ?? '', HOME: configHome, XDG_CONFIG_HOME: configHome, SVC_BASE_URL: server.url, ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      onStdout?.(stdout);
+    });
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+describe('svc CLI', () => {
+  it('login by device code, whoami, models, logout', async () => {
+    const browser = new Browser(server.url);
+    const email = uniqueEmail('cli');
+    await browser.signUp(email);
+    let approved: Promise<unknown> | null = null;
+    const run = await svc(['login', '--client', 'svc-cli test'], {}, (stdout) => {
+      const match = /open (\S+)\s+and check that it shows the code ([A-Z]{4}-[A-Z]{4})/.exec(stdout);
+      if (match && !approved) {
+        expect(match[1]).toBe(`${server.url}/device?user_code=${match[2]}`);
+        approved = sleep(300).then(() => browser.graphql('mutation($c: String!) { approveDevice(userCode: $c) { state } }', { c: match[2] }));
+      }
+    });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`Signed in as ${email}.`);
+    const file = join(configHome, 'svc', 'credentials.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(configHome, 'svc')).mode & 0o777).toBe(0o700);
+    const { token } = JSON.parse(readFileSync(file, 'utf8')) as { token: string };
+    expect(token).toMatch(/^svc_sess_/);
+
+    const who = await svc(['whoami']);
+    expect(who.stdout).toContain(`${email} (plan free, role member) at ${server.url}`);
+    const listed = await svc(['models']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout.trim().split('\n')).toEqual(server.app.services.models.ids);
+
+    const out = await svc(['logout']);
+    expect(out.stdout).toContain('the session token is revoked');
+    expect((await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
+    const after = await svc(['whoami']);
+    expect(after.code).toBe(1);
+    expect(after.stderr).toContain('not signed in');
+  });
+
+  it('admin create-user bootstraps staff that can sign in', async () => {
+    const email = uniqueEmail('admin');
+    const env = { DATABASE_URL: setup.database.url, REDIS_URL: testRedisUrl, SVC_CONFIG: '' };
+    const created = await svc(['admin', 'create-user', '--email', email, '--password', 'staff password 1', '--role', 'admin'], env);
+    expect(created.stderr).toBe('');
+    expect(created.stdout).toMatch(new RegExp(`Created ${email} with role admin`));
+    const browser = new Browser(server.url);
+    const login = await browser.fetch('/api/membership/auth/login', { body: { email, password: 'staff password 1' } });
+    expect(await login.json()).toMatchObject({ ok: true, account: { email, role: 'admin' } });
+
+    const bad = await svc(['admin', 'create-user', '--email', email, '--password', 'x'], env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('password must be at least 8 characters');
+  });
+});

@@ -1,0 +1,229 @@
+/**
+ * The member's usage surface: `usageHistory` (and its REST twin) read the ledger the gateway wrote, and the
+ * `usageUpdated` subscription pushes fresh pools across instances — a watcher on instance B sees a chat
+ * made on instance A (both on the same PostgreSQL and Redis). Real clients: `openai`, `graphql-ws`.
+ */
+import { createClient, type Client } from 'graphql-ws';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { startApp, type TestApp } from '../../helpers/app.ts';
+import { ledgerRows, relaxedLimits, startHarness, type Harness, type Member } from '../gateway/harness.ts';
+
+let h: Harness;
+let b: TestApp;
+
+beforeAll(async () => {
+  h = await startHarness();
+  b = await startApp(h.mode.config, { config: relaxedLimits, env: { SVC_UPSTREAM_URL: h.upstream.url } });
+});
+afterAll(async () => {
+  await b?.close();
+  await h?.close();
+});
+
+// svc-2.1-fast at 70 % off: 42,000 / 84,000 micros per 1M input / output tokens; a turn rounds up.
+const fastCost = (input: number, output: number) => Math.ceil((input * 42_000 + output * 84_000) / 1_000_000);
+
+interface HistoryNode {
+  requestId: string;
+  createdAt: string;
+  model: string;
+  class: string;
+  stream: boolean;
+  inputTokens: number;
+  outputTokens: number;
+  estimated: boolean;
+  cost: { amountMicros: number; amount: string; currency: string };
+  status: string;
+  channel: string;
+  credentialKind: string;
+  latencyMs: number;
+}
+interface Page {
+  nodes: HistoryNode[];
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+}
+
+const HISTORY = `query History($first: Int, $after: String) {
+  usageHistory(first: $first, after: $after) {
+    nodes { requestId createdAt model class stream inputTokens outputTokens estimated cost { amountMicros amount currency } status channel credentialKind latencyMs }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
+async function graphql<T>(url: string, key: string | null, query: string, variables: object = {}): Promise<{ data?: T; errors?: { message: string; extensions?: { code?: string } }[] }> {
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  return (await response.json()) as { data?: T; errors?: { message: string; extensions?: { code?: string } }[] };
+}
+
+describe('usageHistory', () => {
+  it('lists the ledger newest first, page by page, with costs; REST returns the same', async () => {
+    const member = await h.member();
+    await member.client.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: 'one' }] });
+    const stream = await member.client.chat.completions.create({
+      model: 'svc-2.1-fast',
+      messages: [{ role: 'user', content: 'two' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    for await (const chunk of stream) void chunk;
+    // The upstream reports no usage: svc counts the tokens and marks the row estimated.
+    const quiet = await member.client.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: '#script {"usage":"absent"}\nthree' }], stream: true });
+    for await (const chunk of quiet) void chunk;
+
+    const rows = await ledgerRows(h.database, member.accountId, 3);
+    expect(rows).toHaveLength(3);
+    const { rows: ordered } = await h.database.query(
+      'select request_id, cost_micros, input_tokens, output_tokens, estimated, status from usage_ledger where account_id = $1 order by created_at desc, id desc',
+      [member.accountId],
+    );
+
+    const first = await graphql<{ usageHistory: Page }>(h.app.url, member.key, HISTORY, { first: 2 });
+    expect(first.errors).toBeUndefined();
+    expect(first.data!.usageHistory.nodes).toHaveLength(2);
+    expect(first.data!.usageHistory.pageInfo.hasNextPage).toBe(true);
+    const second = await graphql<{ usageHistory: Page }>(b.url, member.key, HISTORY, { first: 2, after: first.data!.usageHistory.pageInfo.endCursor });
+    expect(second.data!.usageHistory.nodes).toHaveLength(1);
+    expect(second.data!.usageHistory.pageInfo.hasNextPage).toBe(false);
+
+    const nodes: HistoryNode[] = [...first.data!.usageHistory.nodes, ...second.data!.usageHistory.nodes];
+    expect(nodes.map((node) => node.requestId)).toEqual(ordered.map((row) => row.request_id));
+    for (const [i, node] of nodes.entries()) {
+      const row = ordered[i]!;
+      expect(node).toMatchObject({
+        model: 'svc-2.1-fast',
+        class: 'fast',
+        status: 'ok',
+        channel: 'api',
+        credentialKind: 'api_key',
+        inputTokens: row.input_tokens,
+        outputTokens: row.output_tokens,
+        estimated: row.estimated,
+        cost: { amountMicros: Number(row.cost_micros), currency: 'USD' },
+      });
+      expect(node.inputTokens).toBeGreaterThan(0);
+      expect(node.outputTokens).toBeGreaterThan(0);
+      expect(node.cost.amountMicros).toBe(fastCost(node.inputTokens, node.outputTokens));
+      expect(node.cost.amountMicros).toBeGreaterThan(0);
+    }
+    expect(nodes.map((node) => node.estimated)).toEqual([true, false, false]);
+    expect(nodes.map((node) => node.stream)).toEqual([true, true, false]);
+
+    const rest = await fetch(`${h.app.url}/api/membership/usage/history?first=2`, { headers: { authorization: `Bearer ${member.key}` } });
+    expect(rest.status).toBe(200);
+    expect(await rest.json()).toEqual({ ok: true, ...first.data!.usageHistory });
+
+    // Another account sees none of it.
+    const stranger = await h.member();
+    const theirs = await graphql<{ usageHistory: Page }>(h.app.url, stranger.key, HISTORY);
+    expect(theirs.data!.usageHistory).toEqual({ nodes: [], pageInfo: { hasNextPage: false, endCursor: null } });
+  });
+
+  it('refuses the signed-out, bad page sizes and forged cursors', async () => {
+    const member = await h.member();
+    const anonymous = await graphql(h.app.url, null, HISTORY);
+    expect(anonymous.errors?.[0]?.extensions?.code).toBe('sign_in_required');
+    const restAnonymous = await fetch(`${h.app.url}/api/membership/usage/history`);
+    expect(restAnonymous.status).toBe(401);
+    expect((await graphql(h.app.url, member.key, HISTORY, { first: 0 })).errors?.[0]?.extensions?.code).toBe('invalid_request');
+    expect((await graphql(h.app.url, member.key, HISTORY, { first: 101 })).errors?.[0]?.extensions?.code).toBe('invalid_request');
+    expect((await graphql(h.app.url, member.key, HISTORY, { after: 'not-a-cursor' })).errors?.[0]?.extensions?.code).toBe('invalid_request');
+    const rest = await fetch(`${h.app.url}/api/membership/usage/history?first=abc`, { headers: { authorization: `Bearer ${member.key}` } });
+    expect(rest.status).toBe(400);
+    expect(await rest.json()).toMatchObject({ code: 'invalid_request', error: { param: 'first' } });
+  });
+});
+
+const USAGE_UPDATED = `subscription { usageUpdated { currency pools { class window used { amountMicros } limit { amountMicros } remaining { amountMicros } } } }`;
+interface UsageEvent {
+  usageUpdated: { currency: string; pools: { class: string; window: string; used: { amountMicros: number }; limit: { amountMicros: number }; remaining: { amountMicros: number } }[] };
+}
+
+function wsClient(app: TestApp, connectionParams: Record<string, unknown> | undefined, onClosed?: (code: number) => void): Client {
+  return createClient({
+    url: `${app.url.replace('http', 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+    lazy: false,
+    onNonLazyError: () => undefined, // the close code is asserted instead
+    connectionParams,
+    on: { closed: (event) => onClosed?.((event as { code: number }).code) },
+  });
+}
+
+const fastDay = (event: UsageEvent) => event.usageUpdated.pools.find((pool) => pool.class === 'fast' && pool.window === 'day')!;
+
+describe('usageUpdated', () => {
+  it('reaches a watcher on instance B when the account chats on instance A, and only that account', async () => {
+    const member: Member = await h.member();
+    const client = wsClient(b, { authorization: `Bearer ${member.key}` });
+    const events = client.iterate<UsageEvent>({ query: USAGE_UPDATED })[Symbol.asyncIterator]();
+    try {
+      const initial = await events.next();
+      expect(initial.done).toBe(false);
+      expect(fastDay(initial.value.data!).used.amountMicros).toBe(0);
+      expect(b.app.services.usage.events.watching(member.accountId)).toBe(1);
+
+      // Someone else's chat wakes no one here.
+      const stranger = await h.member();
+      await stranger.client.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: 'not yours' }] });
+      await ledgerRows(h.database, stranger.accountId, 1);
+      let pending = events.next();
+      const quiet = await Promise.race([pending.then(() => 'event' as const), new Promise((resolve) => setTimeout(() => resolve('quiet'), 400))]);
+      expect(quiet).toBe('quiet');
+
+      const onA = new OpenAI({ apiKey: member.key, baseURL: `${h.app.url}/v1`, maxRetries: 0 });
+      await onA.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: 'hello from A' }] });
+      const [row] = await ledgerRows(h.database, member.accountId, 1);
+      const billed = Number(row!.cost_micros);
+      expect(billed).toBeGreaterThan(0);
+
+      // `pending` (from the race above) is the first update. Updates may show the reservation first; the
+      // last one holds exactly what the ledger billed.
+      const deadline = Date.now() + 5000;
+      let used = -1;
+      while (used !== billed && Date.now() < deadline) {
+        const next = await Promise.race([pending, new Promise<null>((resolve) => setTimeout(() => resolve(null), deadline - Date.now()))]);
+        if (!next || next.done) break;
+        pending = events.next();
+        const pool = fastDay(next.value.data!);
+        used = pool.used.amountMicros;
+        expect(pool.remaining.amountMicros).toBe(pool.limit.amountMicros - used);
+      }
+      expect(used).toBe(billed);
+    } finally {
+      await events.return?.();
+      await client.dispose();
+    }
+    // The watcher is gone once the client completes.
+    await expect.poll(() => b.app.services.usage.events.watching(member.accountId)).toBe(0);
+  });
+
+  it('is refused without credentials (sign_in_required) and closes 4403 on bad ones', async () => {
+    const anonymous = wsClient(b, undefined);
+    try {
+      const error = await new Promise<unknown>((resolve) => {
+        anonymous.subscribe({ query: USAGE_UPDATED }, { next: (result) => resolve(result.errors), error: resolve, complete: () => resolve('completed') });
+      });
+      expect(error).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'sign_in_required' }) })]);
+    } finally {
+      await anonymous.dispose();
+    }
+
+    let closeCode: number | undefined;
+    const forged = wsClient(b, { authorization: 'Bearer svc_live_notarealkeynotarealkeynotareal' }, (code) => (closeCode = code));
+    try {
+      await new Promise<void>((resolve) => {
+        forged.subscribe({ query: USAGE_UPDATED }, { next: () => resolve(), error: () => resolve(), complete: () => resolve() });
+      });
+      expect(closeCode).toBe(4403);
+    } finally {
+      await forged.dispose();
+    }
+  });
+});

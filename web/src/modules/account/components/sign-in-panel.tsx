@@ -1,0 +1,181 @@
+/**
+ * Sign in with a password, an emailed code or (when configured) a third-party provider, or create an
+ * account. Every path sets the session cookie on the server; `onSignedIn` then reloads what depends on it.
+ */
+import { useMutation, useQuery } from '@apollo/client/react';
+import { useId, useState, type FormEvent } from 'react';
+import { AUTH_PROVIDERS_QUERY } from '../graphql/auth-providers.query.ts';
+import { SIGN_IN } from '../graphql/sign-in.mutation.ts';
+import { SIGN_UP } from '../graphql/sign-up.mutation.ts';
+import { START_EMAIL_CODE } from '../graphql/start-email-code.mutation.ts';
+import { VERIFY_EMAIL_CODE } from '../graphql/verify-email-code.mutation.ts';
+
+type Mode = 'sign-in' | 'email-code' | 'sign-up';
+
+const tabs: { mode: Mode; label: string }[] = [
+  { mode: 'sign-in', label: 'Sign in' },
+  { mode: 'email-code', label: 'Email me a code' },
+  { mode: 'sign-up', label: 'Create account' },
+];
+
+export function SignInPanel({ onSignedIn, returnTo = '/account' }: { onSignedIn(): Promise<void> | void; returnTo?: string }) {
+  const [mode, setMode] = useState<Mode>('sign-in');
+  const providers = useQuery(AUTH_PROVIDERS_QUERY);
+  const oidcLabel = providers.data?.authProviders.oidcLabel;
+  return (
+    <section className="auth-panel" aria-label="Sign in or create an account">
+      <div className="auth-tabs" role="tablist">
+        {tabs.map((tab) => (
+          <button
+            key={tab.mode}
+            type="button"
+            role="tab"
+            aria-selected={mode === tab.mode}
+            className={`auth-tab${mode === tab.mode ? ' auth-tab--active' : ''}`}
+            onClick={() => setMode(tab.mode)}
+          >
+            {tab.label}
+          </button>
+        ))}
+      </div>
+      {mode === 'sign-in' && <PasswordForm kind="sign-in" onDone={onSignedIn} />}
+      {mode === 'sign-up' && <PasswordForm kind="sign-up" onDone={onSignedIn} />}
+      {mode === 'email-code' && <EmailCodeForm onDone={onSignedIn} outbox={providers.data?.authProviders.mailDelivery === 'outbox'} />}
+      {oidcLabel && (
+        <p className="auth-panel__alt">
+          <a className="button button--ghost" href={`/api/membership/auth/oidc/start?returnTo=${encodeURIComponent(returnTo)}`}>
+            {oidcLabel}
+          </a>
+        </p>
+      )}
+    </section>
+  );
+}
+
+function PasswordForm({ kind, onDone }: { kind: 'sign-in' | 'sign-up'; onDone(): Promise<void> | void }) {
+  const id = useId();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [signIn, signInState] = useMutation(SIGN_IN);
+  const [signUp, signUpState] = useMutation(SIGN_UP);
+  const [error, setError] = useState<string | null>(null);
+  const busy = signInState.loading || signUpState.loading;
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      await (kind === 'sign-in' ? signIn : signUp)({ variables: { email, password } });
+      await onDone();
+    } catch (caught) {
+      setError((caught as Error).message);
+    }
+  };
+  return (
+    <form className="form" onSubmit={submit} aria-label={kind === 'sign-in' ? 'Sign in with password' : 'Create account'}>
+      <label className="field" htmlFor={`${id}-email`}>
+        <span>Email</span>
+        <input id={`${id}-email`} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
+      </label>
+      <label className="field" htmlFor={`${id}-password`}>
+        <span>Password{kind === 'sign-up' && <small className="muted"> — at least 8 characters</small>}</span>
+        <input
+          id={`${id}-password`}
+          type="password"
+          autoComplete={kind === 'sign-in' ? 'current-password' : 'new-password'}
+          minLength={kind === 'sign-up' ? 8 : undefined}
+          required
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
+      </label>
+      {error && (
+        <p className="form__error" role="alert">
+          {error}
+        </p>
+      )}
+      <button type="submit" className="button" disabled={busy}>
+        {busy ? 'Please wait…' : kind === 'sign-in' ? 'Sign in' : 'Create account'}
+      </button>
+    </form>
+  );
+}
+
+function EmailCodeForm({ onDone, outbox }: { onDone(): Promise<void> | void; outbox: boolean }) {
+  const id = useId();
+  const [email, setEmail] = useState('');
+  const [code, setCode] = useState('');
+  const [sentTo, setSentTo] = useState<string | null>(null);
+  const [start, startState] = useMutation(START_EMAIL_CODE);
+  const [verify, verifyState] = useMutation(VERIFY_EMAIL_CODE);
+  const [error, setError] = useState<string | null>(null);
+  const send = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      const result = await start({ variables: { email } });
+      setSentTo(result.data?.startEmailCode.email ?? email);
+    } catch (caught) {
+      setError((caught as Error).message);
+    }
+  };
+  const check = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      await verify({ variables: { email: sentTo ?? email, code } });
+      await onDone();
+    } catch (caught) {
+      setError((caught as Error).message);
+    }
+  };
+  const errorLine = error && (
+    <p className="form__error" role="alert">
+      {error}
+    </p>
+  );
+  if (!sentTo) {
+    return (
+      <form className="form" onSubmit={send} aria-label="Email me a sign-in code">
+        <label className="field" htmlFor={`${id}-email`}>
+          <span>Email</span>
+          <input id={`${id}-email`} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
+        </label>
+        <p className="muted">We send a 6-digit code, valid for 10 minutes. New here? Signing in with it creates your account.</p>
+        {errorLine}
+        <button type="submit" className="button" disabled={startState.loading}>
+          {startState.loading ? 'Sending…' : 'Send code'}
+        </button>
+      </form>
+    );
+  }
+  return (
+    <form className="form" onSubmit={check} aria-label="Enter the emailed code">
+      <p>
+        A code is on its way to <strong>{sentTo}</strong>.
+        {outbox && <span className="muted"> This server has no mail relay: the code is in the server log.</span>}
+      </p>
+      <label className="field" htmlFor={`${id}-code`}>
+        <span>6-digit code</span>
+        <input
+          id={`${id}-code`}
+          inputMode="numeric"
+          autoComplete="one-time-code"
+          pattern="[0-9]{6}"
+          maxLength={6}
+          required
+          value={code}
+          onChange={(e) => setCode(e.target.value.replace(/\D/g, ''))}
+        />
+      </label>
+      {errorLine}
+      <div className="actions">
+        <button type="submit" className="button" disabled={verifyState.loading}>
+          {verifyState.loading ? 'Checking…' : 'Sign in'}
+        </button>
+        <button type="button" className="button button--ghost" onClick={() => setSentTo(null)}>
+          Use another email
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,41 @@
+import { gql } from '@apollo/client';
+import type { TypedDocumentNode } from '@apollo/client';
+import { MONEY_FRAGMENT, type MoneyFragment } from '../../money/graphql/money.fragment.ts';
+
+export type ModelClass = 'fast' | 'premium';
+export type PoolWindow = 'day' | 'week' | 'month';
+
+export interface PoolFragment {
+  class: ModelClass;
+  window: PoolWindow;
+  limit: MoneyFragment;
+}
+
+export interface PlanPackageFragment {
+  id: string;
+  name: string;
+  interval: string;
+  multiplier: number;
+  price: MoneyFragment;
+  pools: PoolFragment[];
+}
+
+export const PLAN_PACKAGE_FRAGMENT: TypedDocumentNode<PlanPackageFragment> = gql`
+  fragment PlanPackageFragment on PlanPackage {
+    id
+    name
+    interval
+    multiplier
+    price {
+      ...MoneyFragment
+    }
+    pools {
+      class
+      window
+      limit {
+        ...MoneyFragment
+      }
+    }
+  }
+  ${MONEY_FRAGMENT}
+`;

@@ -1,0 +1,41 @@
+import { gql } from '@apollo/client';
+import type { TypedDocumentNode } from '@apollo/client';
+import { MONEY_FRAGMENT, type MoneyFragment } from '../../money/graphql/money.fragment.ts';
+import type { ModelClass } from '../../plan/graphql/plan-package.fragment.ts';
+
+export type UsageStatus = 'ok' | 'refunded' | 'client_disconnected' | 'upstream_failed' | 'abandoned';
+
+export interface UsageRecordFragment {
+  requestId: string;
+  createdAt: string;
+  model: string;
+  class: ModelClass;
+  stream: boolean;
+  inputTokens: number;
+  outputTokens: number;
+  estimated: boolean;
+  cost: MoneyFragment;
+  status: UsageStatus;
+  latencyMs: number;
+  channel: string;
+}
+
+export const USAGE_RECORD_FRAGMENT: TypedDocumentNode<UsageRecordFragment> = gql`
+  fragment UsageRecordFragment on UsageRecord {
+    requestId
+    createdAt
+    model
+    class
+    stream
+    inputTokens
+    outputTokens
+    estimated
+    cost {
+      ...MoneyFragment
+    }
+    status
+    latencyMs
+    channel
+  }
+  ${MONEY_FRAGMENT}
+`;
