@@ -15,6 +15,7 @@ import { OneLinePerRequest } from './http/request-log.ts';
 import { trackRoutes } from './http/route-table.ts';
 import { spaRoutes } from './http/spa.ts';
 import { openRedis } from './infra/redis.ts';
+import { closeWithin } from './infra/shutdown.ts';
 import { createLogger } from './log.ts';
 import { accountRoutes } from './modules/account/account.rest.ts';
 import { apiKeyRoutes } from './modules/api-key/api-key.rest.ts';
@@ -57,10 +58,11 @@ export async function buildApp(config: Config, options: { logger?: Logger } = {}
     },
   });
   app.decorate('services', services);
+  // Runs after the plugins' own onClose hooks (Fastify closes in reverse order of registration).
   app.addHook('onClose', async () => {
     services.identity.close();
-    await services.lastUsed.close();
-    await Promise.allSettled([db.close(), redis.close()]);
+    await closeWithin(log, 'last-used flush', () => services.lastUsed.close());
+    await Promise.all([closeWithin(log, 'database', () => db.close()), closeWithin(log, 'redis', () => redis.close())]);
   });
 
   const allowedMethods = trackRoutes(app);

@@ -8,6 +8,7 @@ import type { Context } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { newRequestId } from '../http/request-id.ts';
+import { closeWithin } from '../infra/shutdown.ts';
 import type { Principal } from '../modules/account/principal.ts';
 import { authenticateGraphQLRequest, readCookie, sameOriginUpgrade, sessionCookieName, webSessionControl, type WebSessionControl } from '../modules/session/web-session.ts';
 import type { GraphQLContext } from './context.ts';
@@ -121,10 +122,12 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
   services.usage.events.start();
 
   app.addHook('onClose', async () => {
-    await services.usage.events.close();
-    await disposable.dispose();
-    for (const client of wsServer.clients) client.terminate();
-    await new Promise<void>((resolve) => wsServer.close(() => resolve()));
+    await closeWithin(app.log, 'usage events', () => services.usage.events.close());
+    await closeWithin(app.log, 'graphql-ws', async () => {
+      await disposable.dispose();
+      for (const client of wsServer.clients) client.terminate();
+      await new Promise<void>((resolve) => wsServer.close(() => resolve()));
+    });
   });
 }
 

@@ -37,7 +37,8 @@ export async function startApp(base: Record<string, unknown>, options: StartOpti
   const logLines = options.logLines;
   const logger = logLines
     ? createLogger({ server: { ...config.server, logLevel: 'debug' } }, { write: (line: string) => void logLines.push(line) })
-    : pino({ level: 'silent' });
+    : // Quiet, except that a shutdown step that missed its deadline is printed: a hang must be visible.
+      pino({ level: 'error' }, { write: (line: string) => void (line.includes('"msg":"shutdown:') && process.stderr.write(line)) });
   const app = await buildApp(config, { logger });
   await options.beforeListen?.(app);
   await app.listen({ port: 0, host: '127.0.0.1' });

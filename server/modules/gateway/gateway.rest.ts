@@ -3,6 +3,7 @@
  * settlement queue and the reservation sweeper.
  */
 import type { FastifyInstance } from 'fastify';
+import { closeWithin } from '../../infra/shutdown.ts';
 import { ModelRegistry } from '../model/model.registry.ts';
 import { Settlement } from '../usage/settlement.ts';
 import { ChatGateway } from './chat.gateway.ts';
@@ -25,8 +26,8 @@ export async function gatewayRoutes(app: FastifyInstance): Promise<void> {
   });
   settlement.start(services.usage.windows);
   app.addHook('onClose', async () => {
-    await settlement.close();
-    await registry.close();
+    await closeWithin(app.log, 'ledger settlement', () => settlement.close());
+    await closeWithin(app.log, 'upstream pools', () => registry.close());
   });
 
   app.post(chatCompletionsPath, (request, reply) => handleChat(gateway, request, reply));
