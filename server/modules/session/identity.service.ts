@@ -117,6 +117,11 @@ export class IdentityService {
     }
   }
 
+  /** Whether revocations published by other instances reach this one (so its cache is in use). */
+  get hearingInvalidations(): boolean {
+    return this.#listening;
+  }
+
   /** Adds a token kind (the seam for `svc_ent_` enterprise keys). */
   registerResolver(resolver: CredentialResolver): void {
     this.#resolvers.set(resolver.prefix, resolver);
