@@ -16,7 +16,7 @@ import { trackRoutes } from './http/route-table.ts';
 import { spaRoutes } from './http/spa.ts';
 import { openRedis } from './infra/redis.ts';
 import { closeWithin } from './infra/shutdown.ts';
-import { createLogger } from './log.ts';
+import { createLogger, fixedFieldLogger } from './log.ts';
 import { accountRoutes } from './modules/account/account.rest.ts';
 import { apiKeyRoutes } from './modules/api-key/api-key.rest.ts';
 import { deviceAuthRoutes } from './modules/device-auth/device-auth.rest.ts';
@@ -45,7 +45,7 @@ export async function buildApp(config: Config, options: { logger?: Logger } = {}
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
     genReqId: (request) => requestIdFrom(request.headers['x-svc-request-id']),
-    logController: new OneLinePerRequest(),
+    logController: new OneLinePerRequest(fixedFieldLogger(log)),
     bodyLimit: config.server.bodyLimitBytes,
     requestTimeout: 30_000,
     keepAliveTimeout: 72_000,
