@@ -23,9 +23,10 @@ export function createLogger(config: Pick<Config, 'server'>, destination?: Desti
       censor: '[redacted]',
     },
   };
-  // Asynchronous writes to stdout (lines written while one write is in flight are coalesced; flushed at
-  // exit): a synchronous write per line is too slow for the gateway's hot path.
-  return pino(options, destination ?? pino.destination({ dest: 1, sync: false }));
+  // One synchronous write(2) per line. Measured on the chat path (S3, 64 connections): asynchronous writes
+  // cost ~0.07 ms of CPU per request more (a thread-pool hand-off and a wake-up per line, on the same core),
+  // and buffering lines before the write gained nothing over this.
+  return pino(options, destination ?? pino.destination({ dest: 1, sync: true }));
 }
 
 /**
