@@ -105,7 +105,10 @@ try {
   await upstream.setScript(open.script);
   for (const system of systems.filter((s) => s.name !== 'direct' && (!onlyScenarios || onlyScenarios.includes('s5')))) {
     const metrics = await measure(open, system);
-    for (const runs of [perRound[system.name]!]) for (const r of runs) Object.assign(r, metrics);
+    // Measured once; copied into every round (a run of `--scenarios=s5` alone has no rounds yet).
+    const runs = (perRound[system.name] ??= []);
+    if (runs.length === 0) runs.push({});
+    for (const r of runs) Object.assign(r, metrics);
     say(`once    ${open.id} ${system.name.padEnd(11)} ${brief(metrics)}`);
   }
 
