@@ -54,7 +54,6 @@ export interface SvcOptions {
 }
 
 /** The flags `npm start` runs the server with (package.json), so the benchmark measures what ships. */
-// The same flags as `npm start` (package.json).
 const SERVER_NODE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=50'];
 
 export async function startSvc(upstream: Upstream, log: string, options: SvcOptions = {}): Promise<SvcSystem> {
