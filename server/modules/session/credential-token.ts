@@ -2,7 +2,7 @@
  * Credential tokens: a type prefix plus 256 bits from the CSPRNG, stored only as their SHA-256. The prefix
  * tells `authenticateBearer` which table to look in without a query per kind.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const tokenPrefixes = {
   personalKey: 'svc_live_',
@@ -15,8 +15,9 @@ export function newToken(prefix: string): string {
   return `${prefix}${randomBytes(32).toString('base64url')}`;
 }
 
+/** One-shot `crypto.hash`: no Hash object per call (it runs for every bearer request). */
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  return hash('sha256', value, 'hex');
 }
 
 /** Constant-time comparison of two hex digests of equal length. */
