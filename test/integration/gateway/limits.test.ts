@@ -95,6 +95,28 @@ describe('client disconnect', () => {
     expect(await ledgerRows(h.database, member.accountId, 2, 0)).toHaveLength(1);
   });
 
+  it('a non-streaming request whose client leaves is aborted upstream at once and settled, not billed as answered', async () => {
+    const member = await h.member();
+    const controller = new AbortController();
+    const pending = fetch(`${h.app.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${member.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'svc-2.1', messages: [{ role: 'user', content: '#script {"latencyMs":3000}' }] }),
+      signal: controller.signal,
+    }).catch((error: unknown) => error);
+    const requestsBefore = h.upstream.stats.requests;
+    const deadline = Date.now() + 2000;
+    while (h.upstream.stats.requests === requestsBefore && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    const abortedAt = Date.now();
+    controller.abort();
+    await pending;
+    // The row is written when the upstream call ends: at once if it was aborted, after 3 s if it was not.
+    const [row] = await ledgerRows(h.database, member.accountId, 1, 1500);
+    expect(Date.now() - abortedAt).toBeLessThan(1500);
+    expect(row).toMatchObject({ status: 'client_disconnected', stream: false });
+    expect(row!.output_tokens).toBe(0);
+  });
+
   it('a client that hangs up before admission finishes is settled at once, not left holding its reservation', async () => {
     const member = await h.member();
     const requestsBefore = h.upstream.stats.requests;
