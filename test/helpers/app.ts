@@ -44,7 +44,24 @@ export async function startApp(base: Record<string, unknown>, options: StartOpti
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
-  return { app, config, url: `http://127.0.0.1:${port}`, close: () => app.close() };
+  return { app, config, url: `http://127.0.0.1:${port}`, close: () => closeApp(app) };
+}
+
+/**
+ * `app.close()` waits for requests in flight before its onClose hooks run (those have deadlines of their
+ * own, see server/infra/shutdown.ts). A test that left one open must not hang the suite: after 10 s the
+ * open connections are cut, and that is printed.
+ */
+async function closeApp(app: FastifyInstance): Promise<void> {
+  const timer = setTimeout(() => {
+    process.stderr.write('test app: close() has taken 10 s; cutting its open HTTP connections\n');
+    app.server.closeAllConnections();
+  }, 10_000);
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Config for real PostgreSQL + Redis: a fresh database and a Redis key prefix of its own. */
