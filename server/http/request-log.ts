@@ -19,10 +19,19 @@ export class OneLinePerRequest extends LogController {
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const statusCode = reply.statusCode;
-    const req = { method: request.method, url: request.url, remoteAddress: request.ip };
+    const req = { method: request.method, url: withoutQuery(request.url), remoteAddress: request.ip };
     const responseTime = reply.elapsedTime;
     // Errors keep the request's own logger: an error object may carry anything, and redaction must see it.
     if (error) reply.log.error({ req, res: { statusCode }, responseTime, err: error }, 'request errored');
     else this.#log.info({ requestId: request.id, req, res: { statusCode }, responseTime }, 'request completed');
   }
+}
+
+/**
+ * The path, with any query string replaced: queries carry one-time secrets (an OIDC callback's `code`, a
+ * device `user_code`) that must not reach the logs.
+ */
+function withoutQuery(url: string): string {
+  const query = url.indexOf('?');
+  return query === -1 ? url : `${url.slice(0, query)}?…`;
 }

@@ -59,6 +59,15 @@ describe('operations (real PostgreSQL + Redis)', () => {
     expect(logLines.join('\n')).not.toContain(secret);
   });
 
+  it('logs the path of a request, not its query string (one-time codes travel there)', async () => {
+    const id = 'mbr_LogQueryProbe_0000000001';
+    await fetch(`${testApp.url}/api/membership/plans?code=one-time-secret-code&state=abc`, { headers: { 'x-svc-request-id': id } });
+    await expect.poll(() => logLines.filter((line) => line.includes(id)).length).toBeGreaterThanOrEqual(1);
+    const [entry] = logLines.filter((line) => line.includes(id)).map((line) => JSON.parse(line) as { req: { url: string } });
+    expect(entry!.req.url).toBe('/api/membership/plans?…');
+    expect(logLines.join('\n')).not.toContain('one-time-secret-code');
+  });
+
   it('/readyz reports an unreachable database', async () => {
     // Cut the app off: refuse new connections to its database and end the open ones.
     await database.admin(`alter database "${database.name}" allow_connections false`);
