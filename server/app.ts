@@ -15,7 +15,7 @@ import { OneLinePerRequest } from './http/request-log.ts';
 import { trackRoutes } from './http/route-table.ts';
 import { spaRoutes } from './http/spa.ts';
 import { openRedis } from './infra/redis.ts';
-import { closeWithin } from './infra/shutdown.ts';
+import { boundDrain, closeWithin } from './infra/shutdown.ts';
 import { createLogger, fixedFieldLogger } from './log.ts';
 import { accountRoutes } from './modules/account/account.rest.ts';
 import { apiKeyRoutes } from './modules/api-key/api-key.rest.ts';
@@ -33,7 +33,13 @@ declare module 'fastify' {
   }
 }
 
-export async function buildApp(config: Config, options: { logger?: Logger } = {}): Promise<FastifyInstance> {
+export interface BuildOptions {
+  logger?: Logger;
+  /** How long `close()` lets requests in flight finish before cutting their connections (default 30 s). */
+  drainMs?: number;
+}
+
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const log = options.logger ?? createLogger(config);
   const db = await openDatabase(config, log);
   const redis = await openRedis(config, log).catch(async (error: unknown) => {
@@ -58,6 +64,7 @@ export async function buildApp(config: Config, options: { logger?: Logger } = {}
     },
   });
   app.decorate('services', services);
+  boundDrain(app, log, options.drainMs ?? 30_000);
   // Runs after the plugins' own onClose hooks (Fastify closes in reverse order of registration).
   app.addHook('onClose', async () => {
     services.identity.close();

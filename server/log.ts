@@ -1,6 +1,8 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config/config.ts';
 
+const base = { service: 'svc' };
+
 /**
  * JSON logs. Credentials never reach them: the request serializer logs method, URL and peer only, and
  * these paths are redacted wherever they appear.
@@ -8,7 +10,7 @@ import type { Config } from './config/config.ts';
 export function createLogger(config: Pick<Config, 'server'>, destination?: DestinationStream): Logger {
   const options = {
     level: config.server.logLevel,
-    base: { service: 'svc' },
+    base,
     redact: {
       paths: [
         'req.headers.authorization',
@@ -35,5 +37,5 @@ export function createLogger(config: Pick<Config, 'server'>, destination?: Desti
  */
 export function fixedFieldLogger(log: Logger): Logger {
   const stream = (log as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym]!;
-  return pino({ level: log.level, base: { service: 'svc' } }, stream);
+  return pino({ level: log.level, base }, stream);
 }

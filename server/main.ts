@@ -31,11 +31,6 @@ log.info({ url: config.server.baseUrl }, `svc is listening; open ${config.server
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     log.info({ signal }, 'shutting down');
-    // Requests in flight (long streams too) get 30 s to finish; then their connections are cut.
-    setTimeout(() => {
-      log.warn('shutdown: requests still open after 30 s; closing their connections');
-      app.server.closeAllConnections();
-    }, 30_000).unref();
     app.close().then(
       () => process.exit(0),
       () => process.exit(1),

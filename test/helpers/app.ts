@@ -28,6 +28,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Collects log lines (JSON strings) when given. */
   logLines?: string[];
+  /** How long `close()` lets requests in flight finish (default 10 s: a hung test must not hang the suite). */
+  drainMs?: number;
   /** Runs after `buildApp` and before `listen` (e.g. to add a route a test needs). */
   beforeListen?: (app: FastifyInstance) => void | Promise<void>;
 }
@@ -39,29 +41,12 @@ export async function startApp(base: Record<string, unknown>, options: StartOpti
     ? createLogger({ server: { ...config.server, logLevel: 'debug' } }, { write: (line: string) => void logLines.push(line) })
     : // Quiet, except that a shutdown step that missed its deadline is printed: a hang must be visible.
       pino({ level: 'error' }, { write: (line: string) => void (line.includes('"msg":"shutdown:') && process.stderr.write(line)) });
-  const app = await buildApp(config, { logger });
+  const app = await buildApp(config, { logger, drainMs: options.drainMs ?? 10_000 });
   await options.beforeListen?.(app);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
-  return { app, config, url: `http://127.0.0.1:${port}`, close: () => closeApp(app) };
-}
-
-/**
- * `app.close()` waits for requests in flight before its onClose hooks run (those have deadlines of their
- * own, see server/infra/shutdown.ts). A test that left one open must not hang the suite: after 10 s the
- * open connections are cut, and that is printed.
- */
-async function closeApp(app: FastifyInstance): Promise<void> {
-  const timer = setTimeout(() => {
-    process.stderr.write('test app: close() has taken 10 s; cutting its open HTTP connections\n');
-    app.server.closeAllConnections();
-  }, 10_000);
-  try {
-    await app.close();
-  } finally {
-    clearTimeout(timer);
-  }
+  return { app, config, url: `http://127.0.0.1:${port}`, close: () => app.close() };
 }
 
 /** Config for real PostgreSQL + Redis: a fresh database and a Redis key prefix of its own. */

@@ -112,3 +112,35 @@ describe('embedded mode (PGlite + in-process)', () => {
     }
   });
 });
+
+describe('shutdown', () => {
+  it('close() lets a request in flight finish, then cuts one that never ends and says so', async () => {
+    const setup = embeddedMode();
+    const logLines: string[] = [];
+    const testApp = await startApp(setup.config, {
+      logLines,
+      drainMs: 500,
+      beforeListen: (app) => {
+        app.get('/api/membership/test-slow', async () => new Promise((resolve) => setTimeout(() => resolve({ ok: true }), 200)));
+        app.get('/api/membership/test-hangs', () => new Promise(() => undefined));
+      },
+    });
+    try {
+      const slow = fetch(`${testApp.url}/api/membership/test-slow`);
+      const hung = fetch(`${testApp.url}/api/membership/test-hangs`).then(
+        () => 'answered',
+        () => 'cut',
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const started = Date.now();
+      await testApp.close();
+      expect(Date.now() - started).toBeGreaterThanOrEqual(450);
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect((await slow).status).toBe(200);
+      expect(await hung).toBe('cut');
+      expect(logLines.some((line) => line.includes('shutdown: requests still open after 500 ms'))).toBe(true);
+    } finally {
+      await setup.cleanup();
+    }
+  });
+});
