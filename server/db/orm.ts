@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Migrator } from '@mikro-orm/migrations';
 import type { SqlEntityManager, SqlMikroORM } from '@mikro-orm/sql';
+import { CompiledQuery } from 'kysely';
 import type { Logger } from 'pino';
 import { migrationsList } from '../../migrations/index.ts';
 import type { Config } from '../config/config.ts';
@@ -19,6 +20,12 @@ export interface Database {
   mode: 'postgres' | 'embedded';
   /** Rejects if the database does not answer `select 1` within `timeoutMs`. */
   ping(timeoutMs?: number): Promise<void>;
+  /**
+   * One statement with `$1`-style parameters bound by the driver. The ORM's `execute` inlines parameters
+   * into the SQL text, escaping them character by character: right for small values, but for the ledger's
+   * batch (one JSON document of hundreds of rows) that escaping was a sixth of all svc allocated under load.
+   */
+  query(sql: string, params: readonly unknown[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -63,6 +70,9 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
     mode,
     ping: async (timeoutMs = 2000) => {
       await withTimeout(orm.em.getConnection().execute('select 1'), timeoutMs, 'database');
+    },
+    query: async (sql, params) => {
+      await orm.em.getConnection().getClient().executeQuery(CompiledQuery.raw(sql, [...params]));
     },
     close: () => orm.close(),
   };

@@ -53,7 +53,7 @@ const COLUMNS = `request_id varchar, account_id uuid, credential_kind varchar, c
   routed_model varchar, deployment varchar, class varchar, stream boolean, input_tokens integer, output_tokens integer, estimated boolean,
   cost_micros bigint, reserved_micros bigint, currency char(3), status varchar, upstream_status integer, latency_ms integer`;
 const NAMES = COLUMNS.split(',').map((column) => column.trim().split(' ')[0]).join(', ');
-const INSERT_SQL = `insert into usage_ledger (${NAMES}) select ${NAMES} from jsonb_to_recordset(?::jsonb) as x(${COLUMNS}) on conflict (request_id) do nothing`;
+const INSERT_SQL = `insert into usage_ledger (${NAMES}) select ${NAMES} from jsonb_to_recordset($1::jsonb) as x(${COLUMNS}) on conflict (request_id) do nothing`;
 const BATCH = 500;
 /** Pool settlements kept for retry while Redis is away; beyond that the sweeper settles them after their TTL. */
 const MAX_POOL_RETRIES = 100_000;
@@ -184,7 +184,7 @@ export class Settlement {
   }
 
   async #insert(entries: LedgerEntry[]): Promise<void> {
-    // The whole batch travels as one JSON parameter: one value to escape instead of 19 per row.
+    // The whole batch travels as one JSON parameter, bound by the driver: nothing to escape.
     const rows = entries.map((e) => ({
       request_id: e.requestId,
       account_id: e.accountId,
@@ -206,7 +206,7 @@ export class Settlement {
       upstream_status: e.upstreamStatus,
       latency_ms: Math.round(e.latencyMs),
     }));
-    await this.#db.orm.em.getConnection().execute(INSERT_SQL, [JSON.stringify(rows)], 'run');
+    await this.#db.query(INSERT_SQL, [JSON.stringify(rows)]);
   }
 
   /** Settles or releases reservations past their TTL. Safe to run on every instance at once. */
