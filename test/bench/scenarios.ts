@@ -119,8 +119,11 @@ export function scenarios(params: Params): Scenario[] {
         // Starts spread evenly over one stream's duration, so about `concurrency` streams are open at once.
         const staggerMs = firstChunkDelayMs + chunks * intervalMs;
         const { perWorker, skipFirst } = params.s4;
+        const before = await sampleProc(system.pid);
         const r = await streams(system.target(true), streamBody, concurrency, chunks, { perWorker, staggerMs, skipFirst });
-        return streamMetrics(`s4.${concurrency}`, r);
+        const after = await sampleProc(system.pid);
+        // What relaying costs the system's own process: CPU per 1,000 chunks delivered (streams started included).
+        return { ...streamMetrics(`s4.${concurrency}`, r), [`s4.${concurrency}.cpuMsPerKChunk`]: ((after.cpuMs - before.cpuMs) * 1000) / Math.max(1, r.chunksReceived) };
       },
     });
   }
