@@ -15,10 +15,19 @@ export interface Target {
 const now = () => process.hrtime.bigint();
 const us = (from: bigint, to: bigint) => Number(to - from) / 1000;
 
-/** S1: one connection, `count` requests one after another (after `warmup` untimed ones). */
-export async function sequential(target: Target, body: string, count: number, warmup: number): Promise<{ latenciesUs: number[]; failures: number }> {
+/**
+ * S1: one connection, `count` requests one after another (after `warmup` untimed ones). A system that sends
+ * `server-timing` (svc) also has its own steps collected, in microseconds by step name.
+ */
+export async function sequential(
+  target: Target,
+  body: string,
+  count: number,
+  warmup: number,
+): Promise<{ latenciesUs: number[]; failures: number; stepsUs: Record<string, number[]> }> {
   const client = new Client(target.origin, { keepAliveTimeout: 60_000, pipelining: 1 });
   const latenciesUs: number[] = [];
+  const stepsUs: Record<string, number[]> = {};
   let failures = 0;
   try {
     for (let i = 0; i < warmup + count; i++) {
@@ -27,12 +36,17 @@ export async function sequential(target: Target, body: string, count: number, wa
       await res.body.arrayBuffer();
       const end = now();
       if (res.statusCode !== 200) failures++;
-      if (i >= warmup) latenciesUs.push(us(start, end));
+      if (i < warmup) continue;
+      latenciesUs.push(us(start, end));
+      const timing = res.headers['server-timing'];
+      if (typeof timing === 'string') {
+        for (const [, name, ms] of timing.matchAll(/([\w-]+);dur=([\d.]+)/g)) (stepsUs[name!] ??= []).push(Number(ms) * 1000);
+      }
     }
   } finally {
     await client.close();
   }
-  return { latenciesUs, failures };
+  return { latenciesUs, failures, stepsUs };
 }
 
 /** S2: open loop at `rate` req/s for `durationMs`; a request not answered within `timeoutMs` fails. */

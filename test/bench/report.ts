@@ -93,6 +93,10 @@ export function printTable(summary: Summary, rates: number[], concurrency: numbe
     ['S1 added p99 (ms)', 's1.p99Us', 'added-ms'],
     ['S1 p50 (ms)', 's1.p50Us', 'ms'],
     ['S1 p99 (ms)', 's1.p99Us', 'ms'],
+    // svc's own steps, from its `server-timing` header: where its added time goes.
+    ['S1 server-timing auth p50 (ms)', 's1.step.auth.p50Us', 'ms'],
+    ['S1 server-timing admit p50 (ms)', 's1.step.admit.p50Us', 'ms'],
+    ['S1 server-timing upstream p50 (ms)', 's1.step.upstream.p50Us', 'ms'],
   ];
   for (const rate of rates) {
     rows.push([`S2 ${rate}/s added p99 (ms)`, `s2.${rate}.p99Us`, 'added-ms']);

@@ -74,8 +74,10 @@ export function scenarios(params: Params): Scenario[] {
       id: 's1',
       script: { latencyMs: 0 },
       async run(system) {
-        const { latenciesUs, failures } = await sequential(system.target(false), plainBody, params.s1.count, params.s1.warmup);
-        return { 's1.p50Us': percentile(latenciesUs, 50), 's1.p99Us': percentile(latenciesUs, 99), 's1.failures': failures };
+        const { latenciesUs, failures, stepsUs } = await sequential(system.target(false), plainBody, params.s1.count, params.s1.warmup);
+        const steps: Metrics = {};
+        for (const [name, values] of Object.entries(stepsUs)) steps[`s1.step.${name}.p50Us`] = percentile(values, 50);
+        return { 's1.p50Us': percentile(latenciesUs, 50), 's1.p99Us': percentile(latenciesUs, 99), 's1.failures': failures, ...steps };
       },
     },
   ];

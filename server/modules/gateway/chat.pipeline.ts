@@ -5,6 +5,9 @@
  *   → proxy (undici; retry/fallback only before the first byte) → settle (in `finally`, off the critical path)
  *
  * No ORM unit of work, no GraphQL. Admission fails closed (503) when Redis or the database is away.
+ *
+ * A `200` carries `server-timing: auth;dur=…, admit;dur=…, upstream;dur=…` (milliseconds): what the
+ * gateway's own steps took, so a client (and the benchmark) can tell svc's time from the model server's.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { EventEmitter } from 'node:events';
@@ -26,6 +29,10 @@ import { StreamRewriter, type UpstreamUsage } from './stream-rewriter.ts';
 export interface Turn {
   requestId: string;
   started: number;
+  /** Milliseconds spent authenticating and admitting; `upstreamFrom` is when dispatch began. */
+  authMs: number;
+  admitMs: number;
+  upstreamFrom: number;
   /** When the turn must end (`performance.now()` clock): before its reservation can expire. */
   deadline: number;
   principal: Principal;
@@ -81,10 +88,15 @@ const channels: Record<string, string> = { web_session: 'web', session_token: 'c
 export async function handleChat(gw: ChatGateway, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const started = performance.now();
   const principal = await authenticate(gw, request.headers.authorization);
+  const authenticated = performance.now();
   const body = validate(gw, request.body);
   const model = route(gw, body, principal);
   const turn = newTurn(gw, request, principal, body, model, started);
+  const admitting = performance.now();
   const rate = await admit(gw, turn, request.ip);
+  turn.authMs = authenticated - started;
+  turn.upstreamFrom = performance.now();
+  turn.admitMs = turn.upstreamFrom - admitting;
   // undici accepts an EventEmitter as its abort signal: far cheaper per request than an AbortController.
   const abort = new ClientAbort();
   const onClose = () => {
@@ -155,6 +167,9 @@ function newTurn(gw: ChatGateway, request: FastifyRequest, principal: Principal,
   return {
     requestId: request.id,
     started,
+    authMs: 0,
+    admitMs: 0,
+    upstreamFrom: started,
     deadline: started + gw.turnLimitMs,
     principal,
     body,
@@ -310,6 +325,8 @@ async function proxyJson(gw: ChatGateway, turn: Turn, reply: FastifyReply, signa
     if (signal.aborted) throw error;
     throw new UpstreamFailure('upstream_error', 'The model server sent an invalid response.', 200, error);
   }
+  // Until the whole reply was in hand: a non-streaming client waits for all of it.
+  const upstreamMs = performance.now() - turn.upstreamFrom;
   if (!Array.isArray(completion.choices)) throw new UpstreamFailure('upstream_error', 'The model server sent a response without choices.', 200);
   completion.object = 'chat.completion';
   completion.model = turn.model.resolvedId;
@@ -326,7 +343,11 @@ async function proxyJson(gw: ChatGateway, turn: Turn, reply: FastifyReply, signa
   // Clients always get usage: when the upstream omitted it, the estimate — the same one settlement bills.
   completion.usage = usage ?? (await estimateOnce(gw, turn));
   turn.output = true;
-  reply.headers(rateLimitHeaders(rate)).type('application/json').send(JSON.stringify(completion));
+  reply
+    .headers(rateLimitHeaders(rate))
+    .header('server-timing', serverTiming(turn, upstreamMs))
+    .type('application/json')
+    .send(JSON.stringify(completion));
 }
 
 async function proxyStream(gw: ChatGateway, turn: Turn, reply: FastifyReply, signal: ClientAbort, rate: Awaited<ReturnType<typeof admit>>): Promise<void> {
@@ -334,6 +355,8 @@ async function proxyStream(gw: ChatGateway, turn: Turn, reply: FastifyReply, sig
   turn.rewriter = rewriter;
   // Before the first byte to the client a failure can still fall back; the headers go out with the first event.
   const response = await dispatch(turn, signal);
+  // Until the upstream's headers: the stream's own pace is the model's, not the gateway's.
+  const timing = serverTiming(turn, performance.now() - turn.upstreamFrom);
   const raw = reply.raw;
   const body = response.body;
   let midStreamError: { code: ErrorCode; message: string } | null = null;
@@ -349,6 +372,7 @@ async function proxyStream(gw: ChatGateway, turn: Turn, reply: FastifyReply, sig
             connection: 'keep-alive',
             'x-svc-request-id': turn.requestId,
             'x-request-id': turn.requestId,
+            'server-timing': timing,
             ...rateLimitHeaders(rate),
           });
           turn.output = true;
@@ -388,6 +412,11 @@ async function proxyStream(gw: ChatGateway, turn: Turn, reply: FastifyReply, sig
     return;
   }
   raw.end(rewriter.end(usage ?? (turn.includeUsage ? await estimateOnce(gw, turn) : null)));
+}
+
+/** The `server-timing` header (milliseconds, three decimals). */
+function serverTiming(turn: Turn, upstreamMs: number): string {
+  return `auth;dur=${turn.authMs.toFixed(3)}, admit;dur=${turn.admitMs.toFixed(3)}, upstream;dur=${upstreamMs.toFixed(3)}`;
 }
 
 /** Waits until the client takes more or leaves; one that stops reading is let go at the turn's deadline. */

@@ -131,6 +131,34 @@ describe('streaming', () => {
   });
 });
 
+describe('server-timing', () => {
+  /** `auth;dur=0.012, admit;dur=0.250, upstream;dur=80.1` → { auth: 0.012, … } */
+  const stages = (header: string | null) => Object.fromEntries((header ?? '').split(', ').map((part) => [part.split(';')[0], Number(part.split('dur=')[1])]));
+
+  it("names the gateway's own steps apart from the model server's time, streaming or not", async () => {
+    h.upstream.setScript(() => ({ latencyMs: 80 }));
+    try {
+      for (const stream of [false, true]) {
+        const response = await fetch(`${h.app.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${m.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'svc-2.1-fast', messages: hello, stream }),
+        });
+        expect(response.status).toBe(200);
+        const timing = stages(response.headers.get('server-timing'));
+        expect(Object.keys(timing)).toEqual(['auth', 'admit', 'upstream']);
+        for (const value of Object.values(timing)) expect(value).toBeGreaterThanOrEqual(0);
+        // The upstream's 80 ms land in `upstream`, not in the gateway's steps.
+        expect(timing.upstream).toBeGreaterThanOrEqual(79);
+        expect(timing.auth! + timing.admit!).toBeLessThan(79);
+        await response.text();
+      }
+    } finally {
+      h.upstream.setScript(null);
+    }
+  });
+});
+
 describe('usage', () => {
   it('GraphQL usage and GET /api/membership/usage show what the ledger billed', async () => {
     const member = await h.member();
