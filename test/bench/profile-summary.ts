@@ -17,9 +17,10 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const [file, topArg] = process.argv.slice(2);
+const [file, ...rest] = process.argv.slice(2);
 if (!file) throw new Error('usage: node test/bench/profile-summary.ts <file.cpuprofile> [top]');
-const top = Number(topArg ?? 30);
+// `top` is optional and may come after the flags: the first bare number.
+const top = Number(rest.find((arg) => /^\d+$/.test(arg)) ?? 30);
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
