@@ -38,15 +38,18 @@ export async function sequential(
       if (res.statusCode !== 200) failures++;
       if (i < warmup) continue;
       latenciesUs.push(us(start, end));
-      const timing = res.headers['server-timing'];
-      if (typeof timing === 'string') {
-        for (const [, name, ms] of timing.matchAll(/([\w-]+);dur=([\d.]+)/g)) (stepsUs[name!] ??= []).push(Number(ms) * 1000);
-      }
+      collectSteps(stepsUs, res.headers['server-timing']);
     }
   } finally {
     await client.close();
   }
   return { latenciesUs, failures, stepsUs };
+}
+
+/** Adds a `server-timing` header's steps (`name;dur=<ms>`, svc sends them) to `stepsUs`, in microseconds. */
+function collectSteps(stepsUs: Record<string, number[]>, header: string | string[] | undefined): void {
+  if (typeof header !== 'string') return;
+  for (const [, name, ms] of header.matchAll(/([\w-]+);dur=([\d.]+)/g)) (stepsUs[name!] ??= []).push(Number(ms) * 1000);
 }
 
 /** S2: open loop at `rate` req/s for `durationMs`; a request not answered within `timeoutMs` fails. */
@@ -160,6 +163,8 @@ export interface StreamResult {
   complete: number;
   chunksExpected: number;
   chunksReceived: number;
+  /** The system's own steps per stream, from `server-timing` (svc), in microseconds by step name. */
+  stepsUs: Record<string, number[]>;
 }
 
 const CONTENT = /"content":\s*"[^"]/;
@@ -182,7 +187,7 @@ export interface StreamOptions {
 export async function streams(target: Target, body: string, concurrency: number, chunks: number, options: StreamOptions): Promise<StreamResult> {
   const timeoutMs = options.timeoutMs ?? 60_000;
   const pool = new Pool(target.origin, { connections: concurrency, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-  const result: StreamResult = { ttftUs: [], gapsUs: [], streams: 0, complete: 0, chunksExpected: 0, chunksReceived: 0 };
+  const result: StreamResult = { ttftUs: [], gapsUs: [], streams: 0, complete: 0, chunksExpected: 0, chunksReceived: 0, stepsUs: {} };
   const one = async (measured: boolean) => {
     const ttft: number[] = [];
     const gaps: number[] = [];
@@ -191,8 +196,10 @@ export async function streams(target: Target, body: string, concurrency: number,
     let count = 0;
     let done = false;
     let pending = '';
+    let timing: string | string[] | undefined;
     try {
       const res = await pool.request({ method: 'POST', path: target.path, headers: target.headers, body });
+      timing = res.headers['server-timing'];
       await new Promise<void>((resolve, reject) => {
         res.body.setEncoding('utf8');
         res.body.on('data', (text: string) => {
@@ -224,6 +231,7 @@ export async function streams(target: Target, body: string, concurrency: number,
     result.chunksReceived += count;
     if (done && count === chunks) result.complete++;
     result.ttftUs.push(...ttft);
+    collectSteps(result.stepsUs, timing);
     for (const gap of gaps) result.gapsUs.push(gap);
   };
   const worker = async (index: number) => {

@@ -109,6 +109,8 @@ export function printTable(summary: Summary, rates: number[], concurrency: numbe
     rows.push([`S4 ${c} streams gap p50 (ms)`, `s4.${c}.gapP50Us`, 'ms']);
     rows.push([`S4 ${c} streams gap p99 (ms)`, `s4.${c}.gapP99Us`, 'ms']);
     rows.push([`S4 ${c} streams lost chunks`, `s4.${c}.lostChunks`, 'num']);
+    rows.push([`S4 ${c} streams server-timing admit p50 (ms)`, `s4.${c}.step.admit.p50Us`, 'ms']);
+    rows.push([`S4 ${c} streams server-timing upstream p50 (ms)`, `s4.${c}.step.upstream.p50Us`, 'ms']);
     rows.push([`S4 ${c} streams CPU ms / 1,000 chunks`, `s4.${c}.cpuMsPerKChunk`, 'num']);
   }
   rows.push(['S5 CPU ms / request (S3)', 's5.cpuMsPerReq', 'num']);

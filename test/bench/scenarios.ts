@@ -75,9 +75,7 @@ export function scenarios(params: Params): Scenario[] {
       script: { latencyMs: 0 },
       async run(system) {
         const { latenciesUs, failures, stepsUs } = await sequential(system.target(false), plainBody, params.s1.count, params.s1.warmup);
-        const steps: Metrics = {};
-        for (const [name, values] of Object.entries(stepsUs)) steps[`s1.step.${name}.p50Us`] = percentile(values, 50);
-        return { 's1.p50Us': percentile(latenciesUs, 50), 's1.p99Us': percentile(latenciesUs, 99), 's1.failures': failures, ...steps };
+        return { 's1.p50Us': percentile(latenciesUs, 50), 's1.p99Us': percentile(latenciesUs, 99), 's1.failures': failures, ...stepMedians('s1', stepsUs) };
       },
     },
   ];
@@ -140,7 +138,15 @@ function streamMetrics(prefix: string, r: StreamResult): Metrics {
     [`${prefix}.gapP99Us`]: percentile(r.gapsUs, 99),
     [`${prefix}.lostChunks`]: r.chunksExpected - r.chunksReceived,
     [`${prefix}.incomplete`]: r.streams - r.complete,
+    ...stepMedians(prefix, r.stepsUs),
   };
+}
+
+/** `<prefix>.step.<name>.p50Us` for each `server-timing` step the system reported. */
+function stepMedians(prefix: string, stepsUs: Record<string, number[]>): Metrics {
+  const out: Metrics = {};
+  for (const [name, values] of Object.entries(stepsUs)) out[`${prefix}.step.${name}.p50Us`] = percentile(values, 50);
+  return out;
 }
 
 /** S5 (once, after the rounds): peak RSS while `openStreams` streams are open at the same time. */
