@@ -163,6 +163,8 @@ export interface StreamResult {
   complete: number;
   chunksExpected: number;
   chunksReceived: number;
+  /** Content chunks received by every stream, the unmeasured first ones included (for CPU per chunk). */
+  chunksRelayed: number;
   /** The system's own steps per stream, from `server-timing` (svc), in microseconds by step name. */
   stepsUs: Record<string, number[]>;
 }
@@ -187,7 +189,7 @@ export interface StreamOptions {
 export async function streams(target: Target, body: string, concurrency: number, chunks: number, options: StreamOptions): Promise<StreamResult> {
   const timeoutMs = options.timeoutMs ?? 60_000;
   const pool = new Pool(target.origin, { connections: concurrency, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-  const result: StreamResult = { ttftUs: [], gapsUs: [], streams: 0, complete: 0, chunksExpected: 0, chunksReceived: 0, stepsUs: {} };
+  const result: StreamResult = { ttftUs: [], gapsUs: [], streams: 0, complete: 0, chunksExpected: 0, chunksReceived: 0, chunksRelayed: 0, stepsUs: {} };
   const one = async (measured: boolean) => {
     const ttft: number[] = [];
     const gaps: number[] = [];
@@ -225,6 +227,7 @@ export async function streams(target: Target, body: string, concurrency: number,
     } catch {
       // counted as incomplete below
     }
+    result.chunksRelayed += count;
     if (!measured) return;
     result.streams++;
     result.chunksExpected += chunks;

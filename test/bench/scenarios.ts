@@ -123,7 +123,7 @@ export function scenarios(params: Params): Scenario[] {
         const r = await streams(system.target(true), streamBody, concurrency, chunks, { perWorker, staggerMs, skipFirst });
         const after = await sampleProc(system.pid);
         // What relaying costs the system's own process: CPU per 1,000 chunks delivered (streams started included).
-        return { ...streamMetrics(`s4.${concurrency}`, r), [`s4.${concurrency}.cpuMsPerKChunk`]: ((after.cpuMs - before.cpuMs) * 1000) / Math.max(1, r.chunksReceived) };
+        return { ...streamMetrics(`s4.${concurrency}`, r), [`s4.${concurrency}.cpuMsPerKChunk`]: ((after.cpuMs - before.cpuMs) * 1000) / Math.max(1, r.chunksRelayed) };
       },
     });
   }
