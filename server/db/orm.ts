@@ -10,6 +10,7 @@ import { CompiledQuery } from 'kysely';
 import type { Logger } from 'pino';
 import { migrationsList } from '../../migrations/index.ts';
 import type { Config } from '../config/config.ts';
+import { withTimeout } from '../infra/deadline.ts';
 import { entities } from './entities.ts';
 
 export type Orm = SqlMikroORM;
@@ -76,12 +77,4 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
     },
     close: () => orm.close(),
   };
-}
-
-export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
-import { withTimeout } from '../db/orm.ts';
+import { withTimeout } from './deadline.ts';
 
 export interface PubSub {
   publish(channel: string, message: string): Promise<void>;

@@ -5,25 +5,18 @@
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { DeadlineError, withTimeout } from './deadline.ts';
 
 const stepMs = 10_000;
 
 /** Runs `step`; resolves when it settles or after 10 s, whichever comes first. Never rejects. */
 export async function closeWithin(log: Logger | FastifyBaseLogger, name: string, step: () => Promise<unknown> | unknown): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<'timed-out'>((resolve) => {
-    timer = setTimeout(() => resolve('timed-out'), stepMs);
-  });
-  const work = (async () => {
-    try {
-      await step();
-    } catch (error) {
-      log.warn({ err: error, step: name }, `shutdown: ${name} failed`);
-    }
-    return 'done' as const;
-  })();
-  const outcome = await Promise.race([work, deadline]).finally(() => clearTimeout(timer));
-  if (outcome === 'timed-out') log.error({ step: name }, `shutdown: ${name} did not finish within ${stepMs} ms; moving on`);
+  try {
+    await withTimeout(Promise.resolve().then(step), stepMs, `shutdown: ${name}`);
+  } catch (error) {
+    if (error instanceof DeadlineError) log.error({ step: name }, `${error.message}; moving on`);
+    else log.warn({ err: error, step: name }, `shutdown: ${name} failed`);
+  }
 }
 
 /**
