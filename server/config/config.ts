@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { defaultModels, defaultPlans } from './catalogue.ts';
+import { mergeDeep } from './merge.ts';
 import { parseMicros, type Micros } from './money.ts';
 
 export class ConfigError extends Error {
@@ -299,15 +300,4 @@ function toInt(value: string, key: string): number {
 
 function stripSlash(url: string): string {
   return url.replace(/\/+$/, '');
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function mergeDeep(base: unknown, extra: unknown): unknown {
-  if (!isObject(base) || !isObject(extra)) return extra === undefined ? base : extra;
-  const out: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(extra)) out[key] = key in out ? mergeDeep(out[key], value) : value;
-  return out;
 }

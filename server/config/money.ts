@@ -36,6 +36,18 @@ export function formatMicros(micros: Micros): string {
   return `${sign}${whole}.${fraction}`;
 }
 
+export interface Money {
+  /** Integer micro-units of `currency` (1 unit = 1,000,000 micros). */
+  amountMicros: Micros;
+  /** The same amount as a decimal string, e.g. "0.042". */
+  amount: string;
+  currency: string;
+}
+
+export function money(amountMicros: Micros, currency: string): Money {
+  return { amountMicros, amount: formatMicros(amountMicros), currency };
+}
+
 /** Applies a discount given in basis points (7000 = 70 %) and rounds half up to whole micros. */
 export function discounted(listMicros: Micros, discountBasisPoints: number): Micros {
   return Math.floor((listMicros * (10_000 - discountBasisPoints) + 5_000) / 10_000);

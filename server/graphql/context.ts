@@ -1,6 +1,6 @@
-import type { Principal } from '../modules/account/principal.ts';
+import type { Principal } from '../modules/identity/principal.ts';
 import type { ClientInfo } from '../modules/session/session.service.ts';
-import type { WebSessionControl } from '../modules/session/web-session.ts';
+import type { WebSessionControl } from '../http/web-session.ts';
 import type { Services } from '../services.ts';
 
 /** What every resolver receives. Built per operation by `graphql/yoga.ts`. */

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../../server/app.ts';
 import { parseConfig, type Config } from '../../server/config/config.ts';
+import { mergeDeep } from '../../server/config/merge.ts';
 import { createLogger } from '../../server/log.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 import { testRedisUrl } from './env.ts';
@@ -35,7 +36,7 @@ export interface StartOptions {
 }
 
 export async function startApp(base: Record<string, unknown>, options: StartOptions = {}): Promise<TestApp> {
-  const config = parseConfig(mergeConfig(base, options.config ?? {}), { ...options.env });
+  const config = parseConfig(mergeDeep<Record<string, unknown>>(base, options.config ?? {}), { ...options.env });
   const logLines = options.logLines;
   const logger = logLines
     ? createLogger({ server: { ...config.server, logLevel: 'debug' } }, { write: (line: string) => void logLines.push(line) })
@@ -71,16 +72,4 @@ export function embeddedMode(): { config: Record<string, unknown>; dataDir: stri
     config: { server: { logLevel: 'silent' }, database: { dataDir } },
     cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
   };
-}
-
-function mergeConfig(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...a };
-  for (const [key, value] of Object.entries(b)) {
-    const prev = out[key];
-    out[key] =
-      prev && typeof prev === 'object' && !Array.isArray(prev) && value && typeof value === 'object' && !Array.isArray(value)
-        ? mergeConfig(prev as Record<string, unknown>, value as Record<string, unknown>)
-        : value;
-  }
-  return out;
 }

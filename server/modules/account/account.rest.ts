@@ -3,8 +3,8 @@
  * GraphQL mutations. Every route that signs in sets a fresh `svc_membership_session` cookie.
  */
 import type { FastifyInstance } from 'fastify';
-import { objectBody, stringField } from '../session/http-body.ts';
-import { assertSameOrigin, authenticateRequest, clientInfo, isSecure, readCookie, signOut, webSessionControl } from '../session/web-session.ts';
+import { objectBody, stringField } from '../../http/body.ts';
+import { assertSameOrigin, authenticateRequest, clientInfo, isSecure, readCookie, signOut, webSessionControl } from '../../http/web-session.ts';
 import { AppError } from '../../errors/app-error.ts';
 import { oidcCallbackPath, oidcCookieName } from './oidc.service.ts';
 

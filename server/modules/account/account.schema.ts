@@ -2,7 +2,7 @@ import { builder } from '../../graphql/builder.ts';
 import type { GraphQLContext } from '../../graphql/context.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { AccountView } from './account.service.ts';
-import { signOut } from '../session/web-session.ts';
+import { signOut } from '../../http/web-session.ts';
 
 export const AccountRoleEnum = builder.enumType('AccountRole', {
   description: 'What an account may do: members use the service; support and admin staff run it.',

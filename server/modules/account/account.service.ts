@@ -8,16 +8,17 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Config } from '../../config/config.ts';
 import type { Database } from '../../db/orm.ts';
 import { AppError } from '../../errors/app-error.ts';
-import { sameDigest, sha256Hex } from '../session/credential-token.ts';
-import type { IdentityService } from '../session/identity.service.ts';
+import { sameDigest, sha256Hex } from '../identity/credential-token.ts';
+import type { IdentityService } from '../identity/identity.service.ts';
 import type { ClientInfo } from '../session/session.service.ts';
-import { hour, minute, rateLimited, type Throttle } from '../session/throttle.ts';
-import { entityManager } from '../session/unit-of-work.ts';
+import { hour, minute, type Throttle } from '../rate-limit/throttle.ts';
+import { rateLimitedError } from '../rate-limit/rate-limit.service.ts';
+import { entityManager } from '../../db/unit-of-work.ts';
 import { Account, accountRoles, type AccountRole, type IAccount } from './account.entity.ts';
 import { EmailCode } from './email-code.entity.ts';
 import type { Mailer } from './mailer.ts';
 import { decoyHash, hashPassword, needsRehash, passwordRules, verifyPassword } from './password.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../identity/principal.ts';
 
 export interface AccountView {
   id: string;
@@ -264,7 +265,7 @@ export class AccountService {
     const limit = this.#config.auth.throttle.signInPerHourPerAccount;
     if ((await this.#throttle.increment(key, hour)) > limit) {
       await this.#throttle.decrement(key);
-      throw rateLimited('sign-in attempts for this account', await this.#throttle.ttl(key));
+      throw rateLimitedError(await this.#throttle.ttl(key), { what: 'sign-in attempts for this account' });
     }
     return {
       succeeded: async () => {

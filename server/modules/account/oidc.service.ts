@@ -13,7 +13,7 @@ import * as oidc from 'openid-client';
 import type { Config } from '../../config/config.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { RedisLayer } from '../../infra/redis.ts';
-import { sameDigest, sha256Hex } from '../session/credential-token.ts';
+import { sameDigest, sha256Hex } from '../identity/credential-token.ts';
 
 export const oidcCookieName = 'svc_oidc';
 export const oidcCallbackPath = '/api/membership/auth/oidc/callback';

@@ -3,8 +3,8 @@
  * cookie is required; a bearer credential alone gets 401 `sign_in_required`.
  */
 import type { FastifyInstance } from 'fastify';
-import { objectBody, stringField } from '../session/http-body.ts';
-import { requireWebSession } from '../session/web-session.ts';
+import { objectBody, stringField } from '../../http/body.ts';
+import { requireWebSession } from '../../http/web-session.ts';
 
 export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
   const { services } = app;

@@ -5,11 +5,11 @@
  */
 import type { Database } from '../../db/orm.ts';
 import { AppError } from '../../errors/app-error.ts';
-import type { Principal } from '../account/principal.ts';
-import { displayParts, newToken, sha256Hex, tokenPrefixes } from '../session/credential-token.ts';
-import type { IdentityService } from '../session/identity.service.ts';
-import { isUuid } from '../session/session.service.ts';
-import { entityManager } from '../session/unit-of-work.ts';
+import type { Principal } from '../identity/principal.ts';
+import { displayParts, newToken, sha256Hex, tokenPrefixes } from '../identity/credential-token.ts';
+import type { IdentityService } from '../identity/identity.service.ts';
+import { isUuid } from '../../db/ids.ts';
+import { entityManager } from '../../db/unit-of-work.ts';
 import { ApiKey, type IApiKey } from './api-key.entity.ts';
 
 export interface ApiKeyView {

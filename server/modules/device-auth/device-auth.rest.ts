@@ -6,8 +6,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError } from '../../errors/app-error.ts';
 import { toAppError } from '../../http/envelope.ts';
-import { objectBody } from '../session/http-body.ts';
-import { clientInfo } from '../session/web-session.ts';
+import { objectBody } from '../../http/body.ts';
+import { clientInfo } from '../../http/web-session.ts';
 import type { DeviceStart } from './device-auth.service.ts';
 
 export const deviceCodeGrantType = 'urn:ietf:params:oauth:grant-type:device_code';

@@ -16,11 +16,12 @@ import type { Config } from '../../config/config.ts';
 import type { Database } from '../../db/orm.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { AccountService, AccountView } from '../account/account.service.ts';
-import type { Principal } from '../account/principal.ts';
-import { sha256Hex } from '../session/credential-token.ts';
+import type { Principal } from '../identity/principal.ts';
+import { sha256Hex } from '../identity/credential-token.ts';
 import type { ClientInfo, SessionService } from '../session/session.service.ts';
-import { minute, rateLimited, type Throttle } from '../session/throttle.ts';
-import { entityManager } from '../session/unit-of-work.ts';
+import { minute, type Throttle } from '../rate-limit/throttle.ts';
+import { rateLimitedError } from '../rate-limit/rate-limit.service.ts';
+import { entityManager } from '../../db/unit-of-work.ts';
 import { DeviceAuthorization, type IDeviceAuthorization } from './device-auth.entity.ts';
 
 export const userCodeAlphabet = 'BCDFGHJKLMNPQRSTVWXZ';
@@ -235,7 +236,7 @@ export class DeviceAuthService {
     const exceeded = locks.find((lock, i) => counts[i]! > lock.limit);
     if (exceeded) {
       await giveBack();
-      throw rateLimited('wrong device codes (code entry is locked)', await this.#throttle.ttl(exceeded.key));
+      throw rateLimitedError(await this.#throttle.ttl(exceeded.key), { what: 'wrong device codes (code entry is locked)' });
     }
     const em = entityManager(this.#db);
     const now = new Date();

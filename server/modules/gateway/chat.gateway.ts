@@ -6,8 +6,8 @@
 import type { FastifyBaseLogger as Logger } from 'fastify';
 import type { Config } from '../../config/config.ts';
 import type { Micros } from '../../config/money.ts';
-import type { Principal } from '../account/principal.ts';
-import { money, type Money } from '../model/model.service.ts';
+import type { Principal } from '../identity/principal.ts';
+import { money, type Money } from '../../config/money.ts';
 import type { ModelRegistry } from '../model/model.registry.ts';
 import type { RateRule } from '../rate-limit/gcra.ts';
 import type { Settlement } from '../usage/settlement.ts';

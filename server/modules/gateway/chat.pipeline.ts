@@ -15,7 +15,7 @@ import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { AppError } from '../../errors/app-error.ts';
 import type { ErrorCode } from '../../errors/codes.ts';
-import type { Principal } from '../account/principal.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { Deployment, RoutedModel } from '../model/model.registry.ts';
 import { rateLimitedError, rateLimitHeaders } from '../rate-limit/rate-limit.service.ts';
 import { costMicros } from '../usage/pricing.ts';
@@ -224,7 +224,7 @@ async function admit(gw: ChatGateway, turn: Turn, ip: string) {
   }
   switch (admission.reason) {
     case 'rate_limited':
-      throw rateLimitedError(admission.rate);
+      throw rateLimitedError(admission.rate.retryAfterMs, { decision: admission.rate });
     case 'stream_cap':
       throw new AppError('rate_limited', `Too many concurrent streams: at most ${admission.cap} per account.`, {
         headers: { 'retry-after': '1' },

@@ -1,5 +1,6 @@
 import { builder } from '../../graphql/builder.ts';
-import type { Money, ProductModel, TokenPrice } from './model.service.ts';
+import type { Money } from '../../config/money.ts';
+import type { ProductModel, TokenPrice } from './model.service.ts';
 
 export const ModelClassEnum = builder.enumType('ModelClass', {
   description: 'Pricing and pool class: fast (Fast / Light) or premium (Standard / Flagship).',

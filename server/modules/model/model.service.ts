@@ -3,15 +3,7 @@
  * Built once from config; the gateway's routing reads the same records.
  */
 import type { Config, ModelClass, ProductModelConfig } from '../../config/config.ts';
-import { discounted, formatMicros, type Micros } from '../../config/money.ts';
-
-export interface Money {
-  /** Integer micro-units of `currency` (1 unit = 1,000,000 micros). */
-  amountMicros: Micros;
-  /** The same amount as a decimal string, e.g. "0.042". */
-  amount: string;
-  currency: string;
-}
+import { discounted, money, type Micros, type Money } from '../../config/money.ts';
 
 export interface TokenPrice {
   list: Money;
@@ -32,10 +24,6 @@ export interface ProductModel {
 }
 
 export const tierLabels: Record<ModelClass, string> = { fast: 'Fast / Light', premium: 'Standard / Flagship' };
-
-export function money(amountMicros: Micros, currency: string): Money {
-  return { amountMicros, amount: formatMicros(amountMicros), currency };
-}
 
 export class ModelCatalogue {
   readonly models: readonly ProductModel[];

@@ -4,7 +4,7 @@
  * `GET /api/membership/plans` both return `PlanService.list()`.
  */
 import { modelClasses, poolWindows, type Config, type ModelClass, type PlanId, type PoolWindow } from '../../config/config.ts';
-import { money, type Money } from '../model/model.service.ts';
+import { money, type Money } from '../../config/money.ts';
 
 export interface Pool {
   class: ModelClass;

@@ -45,9 +45,9 @@ export class RateLimiter {
   }
 
   /** `hit`, and throws 429 `rate_limited` (with headers) when denied. */
-  async assert(rules: readonly RateRule[], message?: string): Promise<RateDecision> {
+  async assert(rules: readonly RateRule[], what?: string): Promise<RateDecision> {
     const decision = await this.hit(rules);
-    if (!decision.allowed) throw rateLimitedError(decision, message);
+    if (!decision.allowed) throw rateLimitedError(decision.retryAfterMs, { what, decision });
     return decision;
   }
 }
@@ -61,10 +61,14 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
   };
 }
 
-export function rateLimitedError(decision: RateDecision, message?: string): AppError {
-  const retryAfter = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
-  return new AppError('rate_limited', message ?? `Too many requests; retry in ${retryAfter} s.`, {
-    headers: { ...rateLimitHeaders(decision), 'retry-after': String(retryAfter) },
+/**
+ * The one 429 of the service: `Retry-After` (and `x-ratelimit-*` when a limiter decision is at hand),
+ * `retryAfterSeconds` in the envelope. `what` names what was too many ("sign-in attempts").
+ */
+export function rateLimitedError(retryAfterMs: number, options: { what?: string; decision?: RateDecision } = {}): AppError {
+  const retryAfter = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new AppError('rate_limited', `Too many ${options.what ?? 'requests'}; retry in ${retryAfter} s.`, {
+    headers: { ...(options.decision ? rateLimitHeaders(options.decision) : {}), 'retry-after': String(retryAfter) },
     details: { retryAfterSeconds: retryAfter },
   });
 }

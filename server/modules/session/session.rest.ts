@@ -1,6 +1,6 @@
 /** Sessions of the signed-in member (web sessions and device-login tokens): list and revoke. */
 import type { FastifyInstance } from 'fastify';
-import { requireWebSession } from './web-session.ts';
+import { requireWebSession } from '../../http/web-session.ts';
 
 export async function sessionRoutes(app: FastifyInstance): Promise<void> {
   const { services } = app;

@@ -6,11 +6,12 @@
 import type { Config } from '../../config/config.ts';
 import type { Database, Em } from '../../db/orm.ts';
 import { AppError } from '../../errors/app-error.ts';
-import type { Principal } from '../account/principal.ts';
-import { newToken, sha256Hex, tokenPrefixes } from './credential-token.ts';
-import type { IdentityService } from './identity.service.ts';
+import type { Principal } from '../identity/principal.ts';
+import { newToken, sha256Hex, tokenPrefixes } from '../identity/credential-token.ts';
+import type { IdentityService } from '../identity/identity.service.ts';
 import { Session, type ISession, type SessionKind } from './session.entity.ts';
-import { entityManager } from './unit-of-work.ts';
+import { isUuid } from '../../db/ids.ts';
+import { entityManager } from '../../db/unit-of-work.ts';
 
 export interface SessionView {
   id: string;
@@ -176,9 +177,4 @@ function assertWebSession(principal: Principal): void {
   if (principal.credential.kind !== 'web_session') {
     throw new AppError('sign_in_required', 'Managing sessions needs a web session: sign in at /account (a bearer credential is not enough).');
   }
-}
-
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export function isUuid(value: string): boolean {
-  return uuidPattern.test(value);
 }

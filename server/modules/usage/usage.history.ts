@@ -6,7 +6,7 @@
 import type { ModelClass } from '../../config/config.ts';
 import type { Database } from '../../db/orm.ts';
 import { AppError } from '../../errors/app-error.ts';
-import { money, type Money } from '../model/model.service.ts';
+import { money, type Money } from '../../config/money.ts';
 import type { LedgerStatus } from './settlement.ts';
 
 export interface UsageRecord {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors/app-error.ts';
-import { authenticateRequest } from '../session/web-session.ts';
+import { authenticateRequest } from '../../http/web-session.ts';
 import type { UsageHistoryPage } from './usage.history.ts';
 import type { UsageReport } from './usage.service.ts';
 

@@ -6,10 +6,10 @@
 import { modelClasses, poolWindows, type Config, type ModelClass, type PlanId, type PoolWindow } from '../../config/config.ts';
 import type { Micros } from '../../config/money.ts';
 import type { Database } from '../../db/orm.ts';
-import { createPubSubFor } from '../../graphql/pubsub.ts';
+import { createPubSubFor } from '../../infra/pubsub.ts';
 import type { RedisLayer } from '../../infra/redis.ts';
-import type { Principal } from '../account/principal.ts';
-import { money, type Money } from '../model/model.service.ts';
+import type { Principal } from '../identity/principal.ts';
+import { money, type Money } from '../../config/money.ts';
 import { RedisPoolStore } from './pool.redis-store.ts';
 import { SqlPoolStore } from './pool.sql-store.ts';
 import { notifyingStore } from './pool.notifying-store.ts';

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../../../server/app.ts';
 import { parseConfig, type Config } from '../../../server/config/config.ts';
+import { mergeDeep } from '../../../server/config/merge.ts';
 import { createLogger } from '../../../server/log.ts';
 
 export interface IdentityApp {
@@ -28,25 +29,13 @@ export async function freePort(): Promise<number> {
 export async function bootIdentityApp(base: Record<string, unknown>, extra: Record<string, unknown> = {}, logLines?: string[]): Promise<IdentityApp> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const config = parseConfig(merge(merge(base, { server: { baseUrl: url, webUrl: url } }), extra));
+  const config = parseConfig(mergeDeep(mergeDeep(base, { server: { baseUrl: url, webUrl: url } }), extra));
   const logger = logLines
     ? createLogger({ server: { ...config.server, logLevel: 'debug' } }, { write: (line: string) => void logLines.push(line) })
     : pino({ level: 'silent' });
   const app = await buildApp(config, { logger });
   await app.listen({ port, host: '127.0.0.1' });
   return { app, config, url, close: () => app.close() };
-}
-
-function merge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...a };
-  for (const [key, value] of Object.entries(b)) {
-    const prev = out[key];
-    out[key] =
-      prev && typeof prev === 'object' && !Array.isArray(prev) && value && typeof value === 'object' && !Array.isArray(value)
-        ? merge(prev as Record<string, unknown>, value as Record<string, unknown>)
-        : value;
-  }
-  return out;
 }
 
 export interface GraphQLResult<T> {

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError } from '../errors/app-error.ts';
 
 /** The JSON object body of a request (an empty body counts as `{}`); anything else is a 400. */
 export function objectBody(request: FastifyRequest): Record<string, unknown> {

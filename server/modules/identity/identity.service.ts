@@ -12,7 +12,7 @@ import type { Database } from '../../db/orm.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { RedisLayer } from '../../infra/redis.ts';
 import type { AccountRole } from '../account/account.entity.ts';
-import type { CredentialKind, Principal } from '../account/principal.ts';
+import type { CredentialKind, Principal } from './principal.ts';
 import { sha256Hex, tokenPrefixes } from './credential-token.ts';
 import type { LastUsedRecorder, TouchedTable } from './last-used.ts';
 

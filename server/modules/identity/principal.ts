@@ -1,4 +1,4 @@
-import type { AccountRole } from './account.entity.ts';
+import type { AccountRole } from '../account/account.entity.ts';
 
 export type CredentialKind = 'web_session' | 'session_token' | 'api_key' | 'enterprise_key';
 

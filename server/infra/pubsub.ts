@@ -5,7 +5,7 @@
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import { createPubSub, type PubSub } from 'graphql-yoga';
 import type { Redis } from 'ioredis';
-import type { RedisLayer } from '../infra/redis.ts';
+import type { RedisLayer } from './redis.ts';
 
 /** Topic → publish arguments, as graphql-yoga types them (`[payload]` or `[id, payload]`). */
 type TopicMap = Record<string, [unknown] | [string | number, unknown]>;

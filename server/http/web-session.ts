@@ -6,11 +6,11 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
-import type { Config } from '../../config/config.ts';
-import { AppError } from '../../errors/app-error.ts';
-import type { Services } from '../../services.ts';
-import type { Principal } from '../account/principal.ts';
-import type { ClientInfo } from './session.service.ts';
+import type { Config } from '../config/config.ts';
+import { AppError } from '../errors/app-error.ts';
+import type { Services } from '../services.ts';
+import type { Principal } from '../modules/identity/principal.ts';
+import type { ClientInfo } from '../modules/session/session.service.ts';
 
 export const sessionCookieName = 'svc_membership_session';
 

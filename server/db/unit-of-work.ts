@@ -1,5 +1,5 @@
 import { RequestContext } from '@mikro-orm/core';
-import type { Database, Em } from '../../db/orm.ts';
+import type { Database, Em } from './orm.ts';
 
 /** The request's entity manager (STYLE §7), or a fresh fork outside a request (CLI, graphql-ws, tests). */
 export function entityManager(db: Database): Em {

@@ -6,7 +6,7 @@
  */
 import { AppError } from '../../errors/app-error.ts';
 import type { RedisLayer } from '../../infra/redis.ts';
-import type { RateLimiter, RateRule } from '../rate-limit/rate-limit.service.ts';
+import type { RateLimiter, RateRule } from './rate-limit.service.ts';
 
 export class Throttle {
   readonly #redis: RedisLayer;
@@ -20,8 +20,7 @@ export class Throttle {
 
   /** Counts one request under every rule; throws 429 `rate_limited` with `Retry-After` when any is exhausted. */
   async enforce(rules: readonly RateRule[], what: string): Promise<void> {
-    const decision = await this.#limiter.hit(rules);
-    if (!decision.allowed) throw rateLimited(what, decision.retryAfterMs);
+    await this.#limiter.assert(rules, what);
   }
 
   /** Current value of a wrong-guess counter. */
@@ -73,11 +72,6 @@ export class Throttle {
       throw new AppError('service_unavailable', 'Rate limiting is unavailable (Redis did not answer); try again shortly.', { cause: error });
     }
   }
-}
-
-export function rateLimited(what: string, retryAfterMs: number): AppError {
-  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-  return new AppError('rate_limited', `Too many ${what}; retry in ${seconds} s.`, { headers: { 'retry-after': String(seconds) } });
 }
 
 export const minute = 60_000;
