@@ -144,10 +144,10 @@ function validate(gw: ChatGateway, raw: unknown): ChatBody {
 // ── route ────────────────────────────────────────────────────────────────────────────────────
 
 function route(gw: ChatGateway, body: ChatBody, principal: Principal): RoutedModel {
-  const limits = gw.usage.limitsFor(principal.planPackage);
+  const limits = gw.usage.limitsFor(principal.payer.package);
   const model = gw.registry.get(body.model);
   if (!model || (limits.models !== null && !limits.models.has(body.model))) {
-    const valid = gw.modelIdsFor(principal.planPackage);
+    const valid = gw.modelIdsFor(principal.payer.package);
     throw new AppError('model_not_found', `The model ${JSON.stringify(body.model)} does not exist or is not available on your plan. Valid ids: ${valid.join(', ')}.`, {
       param: 'model',
       debug: { productModel: body.model },
@@ -199,7 +199,7 @@ async function admit(gw: ChatGateway, turn: Turn, ip: string) {
     throw new AppError('service_unavailable', 'Usage accounting is unavailable (database unreachable); nothing was sent upstream.', { stage: 'quota' });
   }
   const { principal, model } = turn;
-  const limits = gw.usage.limitsFor(principal.planPackage);
+  const limits = gw.usage.limitsFor(principal.payer.package);
   const windows = gw.usage.windows.current();
   const rateRules = gw.rateRules(ip, principal, limits.requestsPerMinute);
   let admission;

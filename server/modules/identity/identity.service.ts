@@ -270,7 +270,7 @@ function toResolved(row: CredentialRow, kind: CredentialKind, idleMs: number | n
       accountId: row.account_id,
       email: row.email,
       role: row.role,
-      planPackage: row.plan_package,
+      payer: { kind: 'account', id: row.account_id, package: row.plan_package },
       credential: { kind, id: row.id },
     },
     expiresAt: row.expires_at ? new Date(row.expires_at).getTime() : null,

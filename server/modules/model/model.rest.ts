@@ -16,13 +16,13 @@ export async function modelRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/v1/models', async (request) => {
     const principal = await services.identity.authenticateBearer(request.headers.authorization);
-    const models = allowed(principal.planPackage);
+    const models = allowed(principal.payer.package);
     return { object: 'list', data: services.models.ids.filter((id) => models === null || models.has(id)).map(modelObject) };
   });
 
   app.get<{ Params: { id: string } }>('/v1/models/:id', async (request) => {
     const principal = await services.identity.authenticateBearer(request.headers.authorization);
-    const models = allowed(principal.planPackage);
+    const models = allowed(principal.payer.package);
     const model = models === null || models.has(request.params.id) ? services.models.get(request.params.id) : undefined;
     if (!model) throw new AppError('model_not_found', `The model ${request.params.id} does not exist; GET /v1/models lists the ids.`, { param: 'model' });
     return modelObject(model.id);

@@ -86,7 +86,7 @@ export class UsageService {
 
   /** used / limit / remaining / resetsAt for every class and window of the caller's account. */
   async report(principal: Principal): Promise<UsageReport> {
-    const limits = this.limitsFor(principal.planPackage);
+    const limits = this.limitsFor(principal.payer.package);
     const windows = this.windows.current();
     const used = await this.store.read(principal.accountId, windows);
     const pools = used.map(({ class: cls, window, usedMicros }) => {

@@ -53,7 +53,7 @@ describe('authenticateBearer', () => {
       accountId: account.id,
       email: account.email,
       role: 'member',
-      planPackage: 'free',
+      payer: { kind: 'account', id: account.id, package: 'free' },
       credential: { kind: 'api_key', id: key.id },
     });
   });
