@@ -15,7 +15,7 @@ import { OneLinePerRequest } from './http/request-log.ts';
 import { trackRoutes } from './http/route-table.ts';
 import { spaRoutes } from './http/spa.ts';
 import { openRedis } from './infra/redis.ts';
-import { boundDrain, closeWithin } from './infra/shutdown.ts';
+import { boundDrain } from './infra/shutdown.ts';
 import { createLogger, fixedFieldLogger } from './log.ts';
 import { accountRoutes } from './modules/account/account.rest.ts';
 import { apiKeyRoutes } from './modules/api-key/api-key.rest.ts';
@@ -66,11 +66,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('services', services);
   boundDrain(app, log, options.drainMs ?? 30_000);
   // Runs after the plugins' own onClose hooks (Fastify closes in reverse order of registration).
-  app.addHook('onClose', async () => {
-    services.identity.close();
-    await closeWithin(log, 'last-used flush', () => services.lastUsed.close());
-    await Promise.all([closeWithin(log, 'database', () => db.close()), closeWithin(log, 'redis', () => redis.close())]);
-  });
+  app.addHook('onClose', () => services.close());
+  services.start();
 
   const allowedMethods = trackRoutes(app);
   installErrorHandling(app, allowedMethods);

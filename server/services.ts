@@ -1,23 +1,43 @@
 /**
- * The domain services, built once per app and shared by every transport (REST, GraphQL, the gateway).
- * A new domain adds its service here.
+ * The composition root: builds every service once per app, in dependency order, and starts and stops
+ * them (`start()` after construction, `close()` in reverse order). Every transport (REST, GraphQL, the
+ * gateway, the CLI) receives these same objects; nothing else constructs a service.
+ *
+ * A new metered product adds its executor here and registers it on a surface: e.g.
+ * `chatSurface.register('svc-img', (body, principal) => images.planFromChat(body, principal))`.
  */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from 'pino';
 import type { Config } from './config/config.ts';
 import type { Database } from './db/orm.ts';
+import { createPubSubFor } from './infra/pubsub.ts';
 import type { RedisLayer } from './infra/redis.ts';
-import type { Logger } from 'pino';
+import { closeWithin } from './infra/shutdown.ts';
+import { MeteringPipeline } from './metering/pipeline.ts';
+import { notifyingStore } from './metering/pool.notifying-store.ts';
+import { RedisPoolStore } from './metering/pool.redis-store.ts';
+import { SqlPoolStore } from './metering/pool.sql-store.ts';
+import type { PoolStore } from './metering/pool.store.ts';
+import { Settlement } from './metering/settlement.ts';
+import { Sweeper } from './metering/sweeper.ts';
+import { PoolWindows } from './metering/windows.ts';
 import { AccountService } from './modules/account/account.service.ts';
 import { Mailer } from './modules/account/mailer.ts';
 import { OidcService } from './modules/account/oidc.service.ts';
 import { ApiKeyService } from './modules/api-key/api-key.service.ts';
 import { DeviceAuthService } from './modules/device-auth/device-auth.service.ts';
+import { ChatExecutor } from './modules/gateway/chat.executor.ts';
+import { ChatSurface } from './modules/gateway/chat.surface.ts';
 import { IdentityService } from './modules/identity/identity.service.ts';
 import { LastUsedRecorder } from './modules/identity/last-used.ts';
-import { SessionService } from './modules/session/session.service.ts';
-import { Throttle } from './modules/rate-limit/throttle.ts';
+import { ModelRegistry } from './modules/model/model.registry.ts';
 import { ModelCatalogue } from './modules/model/model.service.ts';
+import { EntitlementCatalogue } from './modules/plan/entitlements.ts';
 import { PlanService } from './modules/plan/plan.service.ts';
 import { RateLimiter } from './modules/rate-limit/rate-limit.service.ts';
+import { Throttle } from './modules/rate-limit/throttle.ts';
+import { SessionService } from './modules/session/session.service.ts';
+import { UsageEvents } from './modules/usage/usage.events.ts';
 import { UsageService } from './modules/usage/usage.service.ts';
 
 export interface Services {
@@ -26,9 +46,11 @@ export interface Services {
   redis: RedisLayer;
   models: ModelCatalogue;
   plans: PlanService;
+  /** What each plan package allows: pools, models, requests per minute. */
+  entitlements: EntitlementCatalogue;
   /** GCRA limiter (Redis, or in process in single-instance mode); see rate-limit.service.ts. */
   rateLimits: RateLimiter;
-  /** Usage pools (limits per plan package, used/reserved per window) and the usage report. */
+  /** Usage reports and history per payer, and the live `usageUpdated` events. */
   usage: UsageService;
   /** Bearer and cookie authentication with the credential cache: `identity.authenticateBearer(header)`. */
   identity: IdentityService;
@@ -42,24 +64,63 @@ export interface Services {
   mailer: Mailer;
   /** Batched `lastUsedAt` writes; flushed on close. */
   lastUsed: LastUsedRecorder;
+  /** Pools and reservations (Redis, or SQL in embedded mode). */
+  pools: PoolStore;
+  windows: PoolWindows;
+  /** The ledger writer (batched, durable) and the database health that admission reads. */
+  settlement: Settlement;
+  /** Reclaims reservations of dead instances (at their last checkpoint) and reconciles pools with the ledger. */
+  sweeper: Sweeper;
+  /** Product id → deployments, and the upstream connection pools. */
+  registry: ModelRegistry;
+  /** authenticate → admit → execute → settle, for every metered product. */
+  pipeline: MeteringPipeline;
+  /** `POST /v1/chat/completions`: validation, then the planner of the requested model. */
+  chatSurface: ChatSurface;
+  /** Starts timers and subscriptions (sweeper, settlement health, checkpoints, usage events). */
+  start(): void;
+  /** Stops everything in reverse dependency order, flushing what is queued; each step has a deadline. */
+  close(): Promise<void>;
 }
 
 export function createServices(config: Config, db: Database, redis: RedisLayer, log: Logger): Services {
+  const logger = log as unknown as FastifyBaseLogger;
+  const warn = (message: string) => (error: unknown) => log.warn({ err: (error as Error).message }, message);
   const rateLimits = new RateLimiter(redis);
   const throttle = new Throttle(redis, rateLimits);
-  const lastUsed = new LastUsedRecorder(db, { onError: (error) => log.warn({ err: (error as Error).message }, 'could not record credential use') });
+  const lastUsed = new LastUsedRecorder(db, { onError: warn('could not record credential use') });
   const identity = new IdentityService(config, db, redis, lastUsed);
   const mailer = new Mailer(config, log);
   const accounts = new AccountService(config, db, throttle, mailer, identity);
   const sessions = new SessionService(config, db, identity);
+  const entitlements = new EntitlementCatalogue(config);
+
+  const windows = new PoolWindows(config.timezone);
+  const events = new UsageEvents(createPubSubFor(redis, warn('usage event fan-out failed')), redis.keyPrefix);
+  const pools = notifyingStore(redis.redis ? new RedisPoolStore(redis.redis) : new SqlPoolStore(db), events);
+  const settlement = new Settlement(config, db, pools, logger);
+  const sweeper = new Sweeper(config, db, pools, windows, logger);
+  const registry = new ModelRegistry(config, { connectionsPerUpstream: config.gateway.connectionsPerUpstream });
+  const pipeline = new MeteringPipeline({
+    config,
+    authenticate: (authorization) => identity.authenticateBearer(authorization),
+    entitlements,
+    store: pools,
+    windows,
+    settlement,
+    log: logger,
+  });
+  const chatSurface = new ChatSurface(config, registry, pipeline, new ChatExecutor(registry));
+
   return {
     config,
     db,
     redis,
     models: new ModelCatalogue(config),
-    plans: new PlanService(config),
+    plans: new PlanService(config, entitlements),
+    entitlements,
     rateLimits,
-    usage: new UsageService(config, db, redis, (error) => log.warn({ err: (error as Error).message }, 'usage event fan-out failed')),
+    usage: new UsageService(config, db, pools, windows, entitlements, events),
     identity,
     accounts,
     sessions,
@@ -68,5 +129,28 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
     oidc: new OidcService(config, redis),
     mailer,
     lastUsed,
+    pools,
+    windows,
+    settlement,
+    sweeper,
+    registry,
+    pipeline,
+    chatSurface,
+    start() {
+      settlement.start();
+      sweeper.start();
+      pipeline.checkpoints.start();
+      events.start();
+    },
+    async close() {
+      pipeline.checkpoints.close();
+      sweeper.close();
+      await closeWithin(log, 'ledger settlement', () => settlement.close());
+      await closeWithin(log, 'upstream pools', () => registry.close());
+      await closeWithin(log, 'usage events', () => events.close());
+      identity.close();
+      await closeWithin(log, 'last-used flush', () => lastUsed.close());
+      await Promise.all([closeWithin(log, 'database', () => db.close()), closeWithin(log, 'redis', () => redis.close())]);
+    },
   };
 }

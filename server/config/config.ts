@@ -177,7 +177,9 @@ const FileConfigModel = z.strictObject({
       /** Most sockets per upstream origin; 0 = no cap (each open stream holds one socket). */
       connectionsPerUpstream: z.number().int().min(0).default(0),
       /** A reservation older than this is settled or released by the sweeper (crash recovery). */
-      reservationTtlSeconds: z.number().int().positive().default(1800),
+      reservationTtlSeconds: z.number().int().positive().max(86_400).default(1800),
+      /** How often a running stream records what it has produced, so a crash bills that (± one interval). */
+      checkpointSeconds: z.number().positive().max(300).default(5),
       /** How often each instance sweeps expired reservations. */
       sweepIntervalSeconds: z.number().positive().default(15),
       maxMessages: z.number().int().positive().default(256),

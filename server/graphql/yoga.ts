@@ -118,11 +118,7 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
     wsServer,
   );
 
-  // Subscriptions' fan-out: this instance listens for other instances' usage events (see usage.events.ts).
-  services.usage.events.start();
-
   app.addHook('onClose', async () => {
-    await closeWithin(app.log, 'usage events', () => services.usage.events.close());
     await closeWithin(app.log, 'graphql-ws', async () => {
       await disposable.dispose();
       for (const client of wsServer.clients) client.terminate();

@@ -10,8 +10,8 @@ import type { RedisLayer } from './redis.ts';
 /** Topic → publish arguments, as graphql-yoga types them (`[payload]` or `[id, payload]`). */
 type TopicMap = Record<string, [unknown] | [string | number, unknown]>;
 
-export function createPubSubFor<Topics extends TopicMap>(services: { redis: RedisLayer }, onError: (error: unknown) => void): PubSub<Topics> {
-  const { redis, subscriber } = services.redis;
+export function createPubSubFor<Topics extends TopicMap>(layer: RedisLayer, onError: (error: unknown) => void): PubSub<Topics> {
+  const { redis, subscriber } = layer;
   if (!redis || !subscriber) return createPubSub<Topics>();
   return createPubSub<Topics>({
     eventTarget: createRedisEventTarget({ publishClient: settled(redis, onError), subscribeClient: settled(subscriber, onError) }),

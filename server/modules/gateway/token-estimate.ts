@@ -53,3 +53,29 @@ export class TokenEstimate {
     return tokens + count(segment === 0 ? text : text.slice(segment));
   }
 }
+
+let countTokens: CountTokens | null = null;
+
+/**
+ * The tokenizer loads on the first turn that needs an estimate (~100 ms once), not at start: most
+ * upstreams report usage, and it costs ~40 MB. cl100k is half the size of o200k; for an unknown upstream
+ * model either is an estimate, and the ledger row says so (`estimated`).
+ */
+export async function tokenizer(): Promise<CountTokens> {
+  if (!countTokens) countTokens = (await import('gpt-tokenizer/encoding/cl100k_base')).countTokens as CountTokens;
+  return countTokens;
+}
+
+/** Prompt tokens of chat messages as OpenAI counts them (3 per reply, 4 per message, plus the text). */
+export function countPromptTokens(estimate: TokenEstimate, messages: readonly { content: unknown }[]): number {
+  let prompt = 3;
+  for (const message of messages) {
+    prompt += 4;
+    const content = message.content;
+    if (typeof content === 'string') prompt += estimate.count(content);
+    else if (Array.isArray(content)) {
+      for (const part of content as { text?: unknown }[]) if (typeof part?.text === 'string') prompt += estimate.count(part.text);
+    }
+  }
+  return prompt;
+}

@@ -5,16 +5,16 @@
  * of the model it routes to. Upstream HTTP goes through one undici Pool per origin (keep-alive, timeouts).
  */
 import { Pool } from 'undici';
-import type { Config, ModelClass } from '../../config/config.ts';
+import type { Config } from '../../config/config.ts';
 import { discounted } from '../../config/money.ts';
-import type { TokenRates } from '../usage/pricing.ts';
+import type { MeteredModel } from '../../metering/turn.ts';
 
 export interface Deployment {
   /** The configured label; what error bodies show as `debug.upstreamHost` (never the URL). */
   label: string;
   pool: Pool;
-  /** Request path of the chat endpoint on that origin, e.g. `/v1/chat/completions`. */
-  path: string;
+  /** Path of the OpenAI-compatible API on that origin, e.g. `/v1` (endpoints append `/chat/completions`, …). */
+  basePath: string;
   /** Model name sent upstream. */
   model: string;
   /** `authorization` header value, if the upstream needs a key. */
@@ -22,13 +22,8 @@ export interface Deployment {
   timeoutMs: number;
 }
 
-export interface RoutedModel {
-  /** Product id as requested (e.g. `auto`). */
-  id: string;
-  /** Product id it resolves to (e.g. `svc-2.1-fast`); what replies name as `model`. */
-  resolvedId: string;
-  class: ModelClass;
-  rates: TokenRates;
+/** A product model as the gateway routes it: how it is billed, its output cap and where it runs. */
+export interface RoutedModel extends MeteredModel {
   maxOutputTokens: number;
   deployments: readonly Deployment[];
   /** Pre-serialized `"model":"<resolvedId>"` fragment for the stream rewriter. */
@@ -72,7 +67,7 @@ export class ModelRegistry {
           return {
             label: upstream.label,
             pool: poolFor(url.origin, upstream.timeoutMs),
-            path: `${url.pathname.replace(/\/+$/, '')}/chat/completions`,
+            basePath: url.pathname.replace(/\/+$/, ''),
             model: deployment.model,
             authorization: key ? `Bearer ${key}` : undefined,
             timeoutMs: upstream.timeoutMs,
@@ -87,7 +82,7 @@ export class ModelRegistry {
         {
           label: 'default',
           pool: poolFor(url.origin, timeoutMs),
-          path: `${url.pathname.replace(/\/+$/, '')}/chat/completions`,
+          basePath: url.pathname.replace(/\/+$/, ''),
           model: id,
           authorization: fallback.apiKey ? `Bearer ${fallback.apiKey}` : undefined,
           timeoutMs,

@@ -11,19 +11,15 @@ const catalogueCreated = 1_795_219_200;
 export async function modelRoutes(app: FastifyInstance): Promise<void> {
   const { services } = app;
 
-  // Only the ids the caller's plan may use (config `plans.<id>.models`; default all).
-  const allowed = (planPackage: string): ReadonlySet<string> | null => services.usage.limitsFor(planPackage).models;
-
+  // Only the ids the payer's package may use (config `plans.<id>.models`; default all).
   app.get('/v1/models', async (request) => {
     const principal = await services.identity.authenticateBearer(request.headers.authorization);
-    const models = allowed(principal.payer.package);
-    return { object: 'list', data: services.models.ids.filter((id) => models === null || models.has(id)).map(modelObject) };
+    return { object: 'list', data: services.entitlements.of(principal.payer.package).modelIds.map(modelObject) };
   });
 
   app.get<{ Params: { id: string } }>('/v1/models/:id', async (request) => {
     const principal = await services.identity.authenticateBearer(request.headers.authorization);
-    const models = allowed(principal.payer.package);
-    const model = models === null || models.has(request.params.id) ? services.models.get(request.params.id) : undefined;
+    const model = services.entitlements.allows(principal.payer.package, request.params.id) ? services.models.get(request.params.id) : undefined;
     if (!model) throw new AppError('model_not_found', `The model ${request.params.id} does not exist; GET /v1/models lists the ids.`, { param: 'model' });
     return modelObject(model.id);
   });

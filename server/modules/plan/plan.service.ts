@@ -1,10 +1,11 @@
 /**
  * The public plan catalogue (Free, Pro, Max and its x5/x20 packages) with the usage pools each package
- * includes, per model class and window. Read from config; GraphQL `plans` and REST
+ * includes, per model class and window (from the entitlements). Read from config; GraphQL `plans` and REST
  * `GET /api/membership/plans` both return `PlanService.list()`.
  */
 import { modelClasses, poolWindows, type Config, type ModelClass, type PlanId, type PoolWindow } from '../../config/config.ts';
 import { money, type Money } from '../../config/money.ts';
+import { planIds, type EntitlementCatalogue } from './entitlements.ts';
 
 export interface Pool {
   class: ModelClass;
@@ -33,8 +34,7 @@ export interface Plan {
 export class PlanService {
   readonly #plans: Plan[];
 
-  constructor(config: Config) {
-    const planIds: PlanId[] = ['free', 'pro', 'max'];
+  constructor(config: Config, entitlements: EntitlementCatalogue) {
     this.#plans = planIds.map((id) => {
       const plan = config.plans[id];
       return {
@@ -48,9 +48,7 @@ export class PlanService {
           price: money(pkg.price, config.currency),
           interval: 'month' as const,
           multiplier: pkg.multiplier,
-          pools: modelClasses.flatMap((cls) =>
-            poolWindows.map((window) => ({ class: cls, window, limit: money(plan.pools[cls][window] * pkg.multiplier, config.currency) })),
-          ),
+          pools: modelClasses.flatMap((cls) => poolWindows.map((window) => ({ class: cls, window, limit: money(entitlements.of(pkg.id).pools[cls][window], config.currency) }))),
         })),
       };
     });

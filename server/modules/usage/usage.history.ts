@@ -7,10 +7,17 @@ import type { ModelClass } from '../../config/config.ts';
 import type { Database } from '../../db/orm.ts';
 import { AppError } from '../../errors/app-error.ts';
 import { money, type Money } from '../../config/money.ts';
-import type { LedgerStatus } from './settlement.ts';
+import type { LedgerStatus, MeterUnit, Product } from '../../metering/turn.ts';
 
 export interface UsageRecord {
+  /** The turn id svc generated (the `x-request-id` the client saw, unless it sent its own). */
   requestId: string;
+  /** The `x-svc-request-id` the client sent, if any. */
+  clientRequestId: string | null;
+  product: Product;
+  /** What the product produced besides tokens (images, audio seconds, searches), or null for chat. */
+  unit: MeterUnit | null;
+  unitQuantity: number | null;
   createdAt: Date;
   model: string;
   class: ModelClass;
@@ -45,6 +52,10 @@ interface Row {
   id: string | number;
   created_us: string | number;
   request_id: string;
+  client_request_id: string | null;
+  product: Product;
+  unit: MeterUnit | null;
+  unit_quantity: string | number | null;
   created_at: Date | string;
   model: string;
   class: ModelClass;
@@ -60,18 +71,20 @@ interface Row {
   credential_kind: string;
 }
 
-const SELECT = `select id, (extract(epoch from created_at) * 1000000)::bigint as created_us, request_id, created_at, model, class, stream,
+const SELECT = `select id, (extract(epoch from created_at) * 1000000)::bigint as created_us, request_id, client_request_id, product, unit, unit_quantity,
+  created_at, model, class, stream,
   input_tokens, output_tokens, estimated, cost_micros, currency, status, latency_ms, channel, credential_kind
   from usage_ledger`;
 
-export async function listUsageHistory(db: Database, accountId: string, args: HistoryPageArgs): Promise<UsageHistoryPage> {
+/** A payer's ledger rows, newest first. */
+export async function listUsageHistory(db: Database, payerId: string, args: HistoryPageArgs): Promise<UsageHistoryPage> {
   const first = args.first ?? HISTORY_DEFAULT_PAGE;
   if (!Number.isInteger(first) || first < 1 || first > HISTORY_MAX_PAGE) {
     throw new AppError('invalid_request', `first must be an integer from 1 to ${HISTORY_MAX_PAGE}.`, { param: 'first' });
   }
   const cursor = args.after ? decodeCursor(args.after) : null;
-  const params: unknown[] = [accountId];
-  let where = 'account_id = ?';
+  const params: unknown[] = [payerId];
+  let where = 'payer_id = ?';
   if (cursor) {
     where += ` and (created_at, id) < (timestamptz 'epoch' + ? * interval '1 microsecond', ?)`;
     params.push(cursor.createdUs, cursor.id);
@@ -89,6 +102,10 @@ export async function listUsageHistory(db: Database, accountId: string, args: Hi
 function toRecord(row: Row): UsageRecord {
   return {
     requestId: row.request_id,
+    clientRequestId: row.client_request_id,
+    product: row.product,
+    unit: row.unit,
+    unitQuantity: row.unit_quantity === null ? null : Number(row.unit_quantity),
     createdAt: new Date(row.created_at),
     model: row.model,
     class: row.class,
@@ -109,7 +126,8 @@ function encodeCursor(createdUs: string, id: string): string {
 }
 
 function decodeCursor(cursor: string): { createdUs: string; id: string } {
-  const match = /^(\d{1,19}):(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString());
+  // At most 16 digits of microseconds (year 2286): a longer number is no cursor of ours, and would overflow an interval.
+  const match = /^(\d{1,16}):(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString());
   if (!match) throw new AppError('invalid_request', 'after is not a cursor this API returned.', { param: 'after' });
   return { createdUs: match[1]!, id: match[2]! };
 }

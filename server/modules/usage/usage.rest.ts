@@ -9,7 +9,7 @@ export async function usageRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/membership/usage', async (request, reply) => {
     const { principal } = await authenticateRequest(request, app.services);
     if (!principal) throw new AppError('sign_in_required');
-    const report = await app.services.usage.report(principal);
+    const report = await app.services.usage.report(principal.payer);
     reply.header('cache-control', 'no-store');
     return { ok: true, ...serialize(report) };
   });
@@ -19,7 +19,7 @@ export async function usageRoutes(app: FastifyInstance): Promise<void> {
     const { principal } = await authenticateRequest(request, app.services);
     if (!principal) throw new AppError('sign_in_required');
     const { first, after } = request.query;
-    const page = await app.services.usage.history(principal, { first: first === undefined ? null : Number(first), after: after ?? null });
+    const page = await app.services.usage.history(principal.payer, { first: first === undefined ? null : Number(first), after: after ?? null });
     reply.header('cache-control', 'no-store');
     return { ok: true, ...serializePage(page) };
   });

@@ -33,7 +33,7 @@ builder.queryField('usage', (t) =>
     type: UsageRef,
     authScopes: { signedIn: true },
     description: "The signed-in account's usage: used, limit and reset time for every class and window.",
-    resolve: (_root, _args, { services, principal }) => services.usage.report(principal!),
+    resolve: (_root, _args, { services, principal }) => services.usage.report(principal!.payer),
   }),
 );
 
@@ -43,8 +43,8 @@ builder.subscriptionField('usageUpdated', (t) =>
     authScopes: { signedIn: true },
     description:
       "The signed-in account's usage, now and again whenever one of its requests is admitted or settled on any instance (changes within ~0.1 s arrive as one update).",
-    subscribe: (_root, _args, { services, principal }) => services.usage.events.watch(principal!.accountId),
-    resolve: (_event, _args, { services, principal }) => services.usage.report(principal!),
+    subscribe: (_root, _args, { services, principal }) => services.usage.events.watch(principal!.payer.id),
+    resolve: (_event, _args, { services, principal }) => services.usage.report(principal!.payer),
   }),
 );
 
@@ -55,14 +55,38 @@ const UsageStatusEnum = builder.enumType('UsageStatus', {
     refunded: { value: 'refunded', description: 'Ended before any output (the model server failed, or the client left before it was asked); nothing billed.' },
     client_disconnected: { value: 'client_disconnected', description: 'The client left mid-reply; billed for what was produced.' },
     upstream_failed: { value: 'upstream_failed', description: 'The model server failed mid-reply; billed for what was produced.' },
-    abandoned: { value: 'abandoned', description: 'The serving instance stopped; the reservation was released unbilled.' },
+    abandoned: { value: 'abandoned', description: 'The serving instance stopped mid-reply; billed for what its last checkpoint recorded (estimated), or nothing.' },
+  } as const,
+});
+
+const ProductEnum = builder.enumType('Product', {
+  description: 'The metered product a ledger row is for.',
+  values: {
+    chat: { value: 'chat', description: 'Chat completions.' },
+    search: { value: 'search', description: 'A web_search call (MCP, REST or svc-2.1-search).' },
+    image: { value: 'image', description: 'Image generation (svc-img).' },
+    speech: { value: 'speech', description: 'Text to speech (svc-tts).' },
+    music: { value: 'music', description: 'Music (svc-music).' },
+  } as const,
+});
+
+const MeterUnitEnum = builder.enumType('MeterUnit', {
+  description: 'What a product produced besides tokens.',
+  values: {
+    image: { value: 'image', description: 'Images generated.' },
+    audio_second: { value: 'audio_second', description: 'Seconds of audio.' },
+    search: { value: 'search', description: 'Searches run.' },
   } as const,
 });
 
 const UsageRecordRef = builder.objectRef<UsageRecord>('UsageRecord').implement({
-  description: 'One chat request in the usage ledger.',
+  description: 'One metered request in the usage ledger.',
   fields: (t) => ({
-    requestId: t.exposeString('requestId', { description: 'The request id (x-request-id) the client saw.' }),
+    requestId: t.exposeString('requestId', { description: 'The id svc gave the request (x-request-id, unless the client sent its own x-svc-request-id).' }),
+    clientRequestId: t.exposeString('clientRequestId', { nullable: true, description: 'The x-svc-request-id the client sent for tracing, if any.' }),
+    product: t.expose('product', { type: ProductEnum, description: 'Which product was metered.' }),
+    unit: t.expose('unit', { type: MeterUnitEnum, nullable: true, description: 'What was produced besides tokens, or null (chat).' }),
+    unitQuantity: t.exposeFloat('unitQuantity', { nullable: true, description: 'How many of `unit` (images, seconds, searches).' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the request was settled.' }),
     model: t.exposeString('model', { description: 'Product model id the client asked for.' }),
     class: t.expose('class', { type: ModelClassEnum, description: 'Pool class the request was billed to.' }),
@@ -103,6 +127,6 @@ builder.queryField('usageHistory', (t) =>
       first: t.arg.int({ defaultValue: HISTORY_DEFAULT_PAGE, description: `Page size, 1 to ${HISTORY_MAX_PAGE}.` }),
       after: t.arg.string({ description: 'endCursor of the previous page.' }),
     },
-    resolve: (_root, args, { services, principal }) => services.usage.history(principal!, args),
+    resolve: (_root, args, { services, principal }) => services.usage.history(principal!.payer, args),
   }),
 );

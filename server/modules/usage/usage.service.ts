@@ -1,31 +1,19 @@
 /**
- * Usage pools per account: the limits a plan package grants (per class × window, in micros), the store
- * that holds used amounts and reservations (Redis or SQL), and the usage report behind
- * `GET /api/membership/usage` and GraphQL `usage`.
+ * Usage reports for a payer (an account, or an organisation): used / limit / remaining / resetsAt for every
+ * class and window — the payer's *current* package read at report time, so a plan change shows at once
+ * (also on an open `usageUpdated` subscription) — and the payer's recent turns from the ledger. The
+ * pools themselves are moved by the metering pipeline (`server/metering/`).
  */
 import { modelClasses, poolWindows, type Config, type ModelClass, type PlanId, type PoolWindow } from '../../config/config.ts';
-import type { Micros } from '../../config/money.ts';
-import type { Database } from '../../db/orm.ts';
-import { createPubSubFor } from '../../infra/pubsub.ts';
-import type { RedisLayer } from '../../infra/redis.ts';
-import type { Principal } from '../identity/principal.ts';
 import { money, type Money } from '../../config/money.ts';
-import { RedisPoolStore } from './pool.redis-store.ts';
-import { SqlPoolStore } from './pool.sql-store.ts';
-import { notifyingStore } from './pool.notifying-store.ts';
-import type { PoolStore } from './pool.store.ts';
-import { UsageEvents } from './usage.events.ts';
+import type { Database } from '../../db/orm.ts';
+import type { PoolStore } from '../../metering/pool.store.ts';
+import type { PoolWindows } from '../../metering/windows.ts';
+import { AppError } from '../../errors/app-error.ts';
+import type { Payer } from '../identity/principal.ts';
+import type { EntitlementCatalogue } from '../plan/entitlements.ts';
+import type { UsageEvents } from './usage.events.ts';
 import { listUsageHistory, type HistoryPageArgs, type UsageHistoryPage } from './usage.history.ts';
-import { PoolWindows } from './windows.ts';
-
-export interface PackageLimits {
-  planId: PlanId;
-  packageId: string;
-  requestsPerMinute: number;
-  /** Product ids the plan may use; null = all. */
-  models: ReadonlySet<string> | null;
-  pools: Record<ModelClass, Record<PoolWindow, Micros>>;
-}
 
 export interface PoolReport {
   class: ModelClass;
@@ -45,50 +33,33 @@ export interface UsageReport {
 }
 
 export class UsageService {
-  readonly store: PoolStore;
-  readonly windows: PoolWindows;
-  /** "This account's pools moved" across instances, for the `usageUpdated` subscription. */
+  /** "This payer's pools moved" across instances, for the `usageUpdated` subscription. */
   readonly events: UsageEvents;
   readonly #db: Database;
-  readonly #packages = new Map<string, PackageLimits>();
-  readonly #fallback: PackageLimits;
+  readonly #store: PoolStore;
+  readonly #windows: PoolWindows;
+  readonly #entitlements: EntitlementCatalogue;
   readonly #currency: string;
 
-  constructor(config: Config, db: Database, redis: RedisLayer, onError: (error: unknown) => void = () => undefined) {
-    this.events = new UsageEvents(createPubSubFor({ redis }, onError), redis.keyPrefix);
-    this.store = notifyingStore(redis.redis ? new RedisPoolStore(redis.redis) : new SqlPoolStore(db), this.events);
+  constructor(config: Config, db: Database, store: PoolStore, windows: PoolWindows, entitlements: EntitlementCatalogue, events: UsageEvents) {
+    this.events = events;
     this.#db = db;
-    this.windows = new PoolWindows(config.timezone);
+    this.#store = store;
+    this.#windows = windows;
+    this.#entitlements = entitlements;
     this.#currency = config.currency;
-    for (const planId of ['free', 'pro', 'max'] as const) {
-      const plan = config.plans[planId];
-      for (const pkg of plan.packages) {
-        const pools = {} as PackageLimits['pools'];
-        for (const cls of modelClasses) {
-          pools[cls] = { day: plan.pools[cls].day * pkg.multiplier, week: plan.pools[cls].week * pkg.multiplier, month: plan.pools[cls].month * pkg.multiplier };
-        }
-        this.#packages.set(pkg.id, {
-          planId,
-          packageId: pkg.id,
-          requestsPerMinute: plan.requestsPerMinute,
-          models: plan.models ? new Set(plan.models) : null,
-          pools,
-        });
-      }
-    }
-    this.#fallback = this.#packages.get(config.plans.free.packages[0]!.id)!;
   }
 
-  /** Limits of a plan package; an unknown package gets the Free plan's. */
-  limitsFor(packageId: string): PackageLimits {
-    return this.#packages.get(packageId) ?? this.#fallback;
-  }
-
-  /** used / limit / remaining / resetsAt for every class and window of the caller's account. */
-  async report(principal: Principal): Promise<UsageReport> {
-    const limits = this.limitsFor(principal.payer.package);
-    const windows = this.windows.current();
-    const used = await this.store.read(principal.accountId, windows);
+  /** used / limit / remaining / resetsAt for every class and window of the payer. */
+  async report(payer: Payer): Promise<UsageReport> {
+    const [packageId, used] = await Promise.all([
+      this.#currentPackage(payer),
+      this.#store.read(payer.id, this.#windows.current()).catch((error: unknown) => {
+        throw new AppError('service_unavailable', 'Usage is unavailable right now (the pool store did not answer); try again shortly.', { cause: error });
+      }),
+    ]);
+    const limits = this.#entitlements.of(packageId);
+    const windows = this.#windows.current();
     const pools = used.map(({ class: cls, window, usedMicros }) => {
       const limit = limits.pools[cls][window];
       return {
@@ -101,11 +72,22 @@ export class UsageService {
       };
     });
     pools.sort((a, b) => modelClasses.indexOf(a.class) - modelClasses.indexOf(b.class) || poolWindows.indexOf(a.window) - poolWindows.indexOf(b.window));
-    return { planId: limits.planId, packageId: limits.packageId, currency: this.#currency, timezone: this.windows.timezone, pools };
+    return { planId: limits.planId, packageId: limits.packageId, currency: this.#currency, timezone: this.#windows.timezone, pools };
   }
 
-  /** The caller's own recent requests from the ledger, newest first (`usageHistory`, `GET …/usage/history`). */
-  history(principal: Principal, page: HistoryPageArgs): Promise<UsageHistoryPage> {
-    return listUsageHistory(this.#db, principal.accountId, page);
+  /** The payer's recent turns from the ledger, newest first (`usageHistory`, `GET …/usage/history`). */
+  history(payer: Payer, page: HistoryPageArgs): Promise<UsageHistoryPage> {
+    return listUsageHistory(this.#db, payer.id, page);
+  }
+
+  /** The payer's package as stored now (a credential caches the one it had when it was resolved). */
+  async #currentPackage(payer: Payer): Promise<string> {
+    let row: { plan_package: string } | undefined;
+    try {
+      row = await this.#db.orm.em.getConnection().execute<{ plan_package: string }>(`select plan_package from account where id = ?`, [payer.id], 'get');
+    } catch (error) {
+      throw new AppError('service_unavailable', 'Usage is unavailable right now (the database did not answer); try again shortly.', { cause: error });
+    }
+    return row?.plan_package ?? payer.package;
   }
 }

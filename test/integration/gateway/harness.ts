@@ -56,6 +56,12 @@ export async function createMember(app: TestApp, database: TestDatabase, options
 
 export interface LedgerRow {
   request_id: string;
+  client_request_id: string | null;
+  payer_id: string;
+  payer_kind: string;
+  product: string;
+  unit: string | null;
+  unit_quantity: string | null;
   status: string;
   input_tokens: number;
   output_tokens: number;

@@ -88,7 +88,7 @@ describe('bad bodies on the chat route get the envelope and reach nobody', () =>
 });
 
 describe('the route is an ordinary citizen', () => {
-  it('keeps a well-formed client request id and answers with it', async () => {
+  it('keeps a well-formed client request id for tracing, but keys the ledger row by an id of its own', async () => {
     const id = 'mbr_ChatPathClientId_0000001';
     const response = await post(JSON.stringify(chat), { 'x-svc-request-id': id });
     expect(response.status).toBe(200);
@@ -98,7 +98,9 @@ describe('the route is an ordinary citizen', () => {
     expect(response.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
     expect(((await response.json()) as { object: string }).object).toBe('chat.completion');
     const [row] = await ledgerRows(h.database, m.accountId);
-    expect(row!.request_id).toBe(id);
+    expect(row!.client_request_id).toBe(id);
+    expect(row!.request_id).toMatch(/^mbr_[A-Za-z0-9_-]{26}$/);
+    expect(row!.request_id).not.toBe(id);
   });
 
   it('is counted in /metrics and logged once, with its request id and no credential', async () => {

@@ -22,7 +22,7 @@ afterAll(() => h?.close());
 async function expectSettledAsBilled(member: Member, dayKeyAtStart: string): Promise<void> {
   const redis = h.app.app.services.redis.redis!;
   const rows = await ledgerRows(h.database, member.accountId);
-  const dayKeys = new Set([dayKeyAtStart, h.app.app.services.usage.windows.current().day.key]);
+  const dayKeys = new Set([dayKeyAtStart, h.app.app.services.windows.current().day.key]);
   let used = 0;
   for (const key of dayKeys) used += Number(await redis.get(`pool:${member.accountId}:premium:${key}`));
   expect(used).toBe(Number(rows[0]!.cost_micros));
@@ -32,7 +32,7 @@ async function expectSettledAsBilled(member: Member, dayKeyAtStart: string): Pro
 describe('turn lifetime', () => {
   it('an upstream that streams past the reservation TTL is cut off with an error event and billed, not swept', async () => {
     const member = await h.member();
-    const dayKey = h.app.app.services.usage.windows.current().day.key;
+    const dayKey = h.app.app.services.windows.current().day.key;
     const response = await fetch(`${h.app.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${member.key}`, 'content-type': 'application/json' },
@@ -51,7 +51,7 @@ describe('turn lifetime', () => {
 
   it('a client that stops reading is let go before the reservation TTL, and billed what was produced', async () => {
     const member = await h.member();
-    const dayKey = h.app.app.services.usage.windows.current().day.key;
+    const dayKey = h.app.app.services.windows.current().day.key;
     const { hostname, port } = new URL(h.app.url);
     // 20 MB at once: far more than the socket buffers hold, so the gateway waits for a drain that never comes.
     const body = JSON.stringify({ model: 'svc-2.1', stream: true, messages: [{ role: 'user', content: `#script {"chunks":5000,"chunkText":"${'x'.repeat(4000)}"}` }] });

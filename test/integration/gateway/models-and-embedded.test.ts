@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPlans } from '../../../server/config/catalogue.ts';
 import { embeddedMode, startApp, type TestApp } from '../../helpers/app.ts';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/scripted-upstream.ts';
-import { Settlement, type LedgerEntry } from '../../../server/modules/usage/settlement.ts';
+import { Settlement } from '../../../server/metering/settlement.ts';
+import { Sweeper } from '../../../server/metering/sweeper.ts';
+import { ledgerEntry } from '../../helpers/ledger.ts';
 import { ledgerRows, startHarness, type Harness } from './harness.ts';
 
 const plans = { ...defaultPlans, free: { ...defaultPlans.free, models: ['auto', 'svc-2.1-fast'] } };
@@ -41,27 +43,8 @@ describe('ledger', () => {
   it('settling the same request twice writes one row; rows cannot be edited', async () => {
     const member = await h.member();
     const { services } = h.app.app;
-    const settlement = new Settlement(services.config, services.db, services.usage.store, h.app.app.log);
-    const entry: LedgerEntry = {
-      requestId: `mbr_twice${Date.now()}`,
-      accountId: member.accountId,
-      credentialKind: 'api_key',
-      credentialId: 'k',
-      channel: 'api',
-      model: 'auto',
-      routedModel: 'svc-2.1-fast',
-      deployment: 'default',
-      class: 'fast',
-      stream: false,
-      inputTokens: 10,
-      outputTokens: 20,
-      estimated: false,
-      costMicros: 3,
-      reservedMicros: 50,
-      status: 'ok',
-      upstreamStatus: 200,
-      latencyMs: 5,
-    };
+    const settlement = new Settlement(services.config, services.db, services.pools, h.app.app.log);
+    const entry = ledgerEntry(member.accountId, { requestId: `mbr_twice${Date.now()}`, model: 'auto', inputTokens: 10, outputTokens: 20, costMicros: 3, reservedMicros: 50, latencyMs: 5 });
     settlement.record(entry, null);
     settlement.record({ ...entry, costMicros: 999 }, null);
     await settlement.flush();
@@ -116,7 +99,7 @@ describe('embedded mode', () => {
     const rows = await connection.execute<{ status: string; cost_micros: string }[]>(`select status, cost_micros from usage_ledger where account_id = ? order by id`, [account.id], 'all');
     expect(rows.map((row) => row.status)).toEqual(['ok', 'ok', 'ok']);
     const [counter] = await connection.execute<{ used_micros: string }[]>(
-      `select used_micros from usage_counter where account_id = ? and class = 'fast' and window_key like 'd%'`,
+      `select used_micros from usage_counter where payer_id = ? and class = 'fast' and window_key like 'd%'`,
       [account.id],
       'all',
     );
@@ -136,34 +119,31 @@ describe('reconciliation', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     const { services } = h.app.app;
     const redis = services.redis.redis!;
-    const windows = services.usage.windows.current();
+    const windows = services.windows.current();
     const keys = (['day', 'week', 'month'] as const).map((w) => `pool:${member.accountId}:premium:${windows[w].key}`);
     expect((await redis.mget(keys)).map(Number)).toEqual([billed, billed, billed]);
     await redis.del(...keys); // Redis lost them
     await redis.set(keys[2]!, billed + 1000); // and this one holds more (e.g. a running reservation)
-    const settlement = new Settlement(services.config, services.db, services.usage.store, h.app.app.log);
-    expect(await settlement.reconcile(services.usage.windows)).toBeGreaterThanOrEqual(2);
+    const sweeper = new Sweeper(services.config, services.db, services.pools, services.windows, h.app.app.log);
+    expect(await sweeper.reconcile()).toBeGreaterThanOrEqual(2);
     expect((await redis.mget(keys)).map(Number)).toEqual([billed, billed, billed + 1000]);
     expect(await redis.pttl(keys[0]!)).toBeGreaterThan(0);
-    await settlement.close();
   });
 
   it('counts a request in the window it was admitted in, not the one its ledger row was written in', async () => {
     const member = await h.member();
     const { services } = h.app.app;
-    const windows = services.usage.windows.current();
+    const windows = services.windows.current();
     // Admitted two seconds before today began, settled (row written) one second after: yesterday's cost,
     // already in yesterday's counter. Reconciling must not charge it to today as well.
     const midnight = windows.day.startsAt.getTime();
     await h.database.query(
-      `insert into usage_ledger (request_id, account_id, credential_kind, credential_id, channel, model, routed_model, deployment, class, stream,
+      `insert into usage_ledger (request_id, account_id, payer_id, credential_kind, credential_id, channel, model, routed_model, deployment, class, stream,
          input_tokens, output_tokens, estimated, cost_micros, reserved_micros, currency, status, upstream_status, latency_ms, created_at)
-       values ($1, $2, 'api_key', 'k', 'api', 'svc-2.1-fast', 'svc-2.1-fast', 'default', 'fast', false, 1, 2, false, 700, 900, 'USD', 'ok', 200, 3000, $3)`,
+       values ($1, $2, $2, 'api_key', 'k', 'api', 'svc-2.1-fast', 'svc-2.1-fast', 'default', 'fast', false, 1, 2, false, 700, 900, 'USD', 'ok', 200, 3000, $3)`,
       [`mbr_midnight${Date.now()}`, member.accountId, new Date(midnight + 1000)],
     );
-    const settlement = new Settlement(services.config, services.db, services.usage.store, h.app.app.log);
-    await settlement.reconcile(services.usage.windows);
-    await settlement.close();
+    await new Sweeper(services.config, services.db, services.pools, services.windows, h.app.app.log).reconcile();
     expect(Number(await services.redis.redis!.get(`pool:${member.accountId}:fast:${windows.day.key}`))).toBe(0);
   });
 });

@@ -4,9 +4,10 @@
  * leave the pool at the ledger's cost — never the cost twice.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { LedgerEntry } from '../../../server/modules/usage/settlement.ts';
-import { Settlement } from '../../../server/modules/usage/settlement.ts';
-import type { ReservationRef } from '../../../server/modules/usage/pool.store.ts';
+import { Settlement } from '../../../server/metering/settlement.ts';
+import { Sweeper } from '../../../server/metering/sweeper.ts';
+import { ledgerEntry } from '../../helpers/ledger.ts';
+import type { ReservationRef } from '../../../server/metering/pool.store.ts';
 import { ledgerRows, startHarness, type Harness } from './harness.ts';
 
 let h: Harness;
@@ -25,11 +26,11 @@ let seq = 0;
 async function reserve(ttlMs = 60_000) {
   const member = await h.member();
   const { services } = h.app.app;
-  const windows = services.usage.windows.current();
+  const windows = services.windows.current();
   const requestId = `mbr_settle${process.pid}x${Date.now()}x${++seq}`;
-  const admission = await services.usage.store.admit({
+  const admission = await services.pools.admit({
     requestId,
-    accountId: member.accountId,
+    payerId: member.accountId,
     class: 'fast',
     windows,
     reserveMicros: RESERVED,
@@ -39,34 +40,15 @@ async function reserve(ttlMs = 60_000) {
     ttlMs,
   });
   expect(admission.ok).toBe(true);
-  const ref: ReservationRef = { requestId, accountId: member.accountId, class: 'fast', windows, stream: false };
-  const entry: LedgerEntry = {
-    requestId,
-    accountId: member.accountId,
-    credentialKind: 'api_key',
-    credentialId: 'k',
-    channel: 'api',
-    model: 'svc-2.1-fast',
-    routedModel: 'svc-2.1-fast',
-    deployment: 'default',
-    class: 'fast',
-    stream: false,
-    inputTokens: 1,
-    outputTokens: 2,
-    estimated: false,
-    costMicros: COST,
-    reservedMicros: RESERVED,
-    status: 'ok',
-    upstreamStatus: 200,
-    latencyMs: 1,
-  };
+  const ref: ReservationRef = { requestId, payerId: member.accountId, class: 'fast', windows, stream: false };
+  const entry = ledgerEntry(member.accountId, { requestId, inputTokens: 1, outputTokens: 2, costMicros: COST, reservedMicros: RESERVED });
   const poolDay = async () => Number(await services.redis.redis!.get(`pool:${member.accountId}:fast:${windows.day.key}`));
   return { member, ref, entry, poolDay };
 }
 
 function newSettlement(): Settlement {
   const { services } = h.app.app;
-  return new Settlement(services.config, services.db, services.usage.store, h.app.app.log);
+  return new Settlement(services.config, services.db, services.pools, h.app.app.log);
 }
 
 describe('pool accounting moves exactly once', () => {
@@ -88,9 +70,9 @@ describe('pool accounting moves exactly once', () => {
     // The owner wrote its ledger row; its pool settlement is about to run when the sweeper finds the
     // reservation expired. The owner settles between the sweeper's read and its settle.
     await h.database.query(
-      `insert into usage_ledger (request_id, account_id, credential_kind, credential_id, channel, model, routed_model, deployment, class, stream,
+      `insert into usage_ledger (request_id, account_id, payer_id, credential_kind, credential_id, channel, model, routed_model, deployment, class, stream,
          input_tokens, output_tokens, estimated, cost_micros, reserved_micros, currency, status, upstream_status, latency_ms)
-       values ($1, $2, 'api_key', 'k', 'api', 'svc-2.1-fast', 'svc-2.1-fast', 'default', 'fast', false, 1, 2, false, $3, $4, 'USD', 'ok', 200, 1)`,
+       values ($1, $2, $2, 'api_key', 'k', 'api', 'svc-2.1-fast', 'svc-2.1-fast', 'default', 'fast', false, 1, 2, false, $3, $4, 'USD', 'ok', 200, 1)`,
       [entry.requestId, member.accountId, COST, RESERVED],
     );
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -98,15 +80,14 @@ describe('pool accounting moves exactly once', () => {
     const get = redis.get.bind(redis);
     const spy = vi.spyOn(redis, 'get').mockImplementation((async (key: string) => {
       const value = await get(key);
-      if (key === `res:${ref.requestId}`) await services.usage.store.settle([{ ref, costMicros: COST }]);
+      if (key === `res:${ref.requestId}`) await services.pools.settle([{ ref, costMicros: COST }]);
       return value;
     }) as typeof redis.get);
-    const settlement = newSettlement();
+    const sweeper = new Sweeper(services.config, services.db, services.pools, services.windows, h.app.app.log);
     try {
-      await settlement.sweep();
+      await sweeper.sweep();
     } finally {
       spy.mockRestore();
-      await settlement.close();
     }
     expect(await poolDay()).toBe(COST);
     expect(await redis.exists(`res:${ref.requestId}`)).toBe(0);
@@ -115,7 +96,7 @@ describe('pool accounting moves exactly once', () => {
   it('a pool settlement Redis refused is retried, not left holding the reservation until its TTL', async () => {
     const { ref, entry, poolDay } = await reserve();
     const { services } = h.app.app;
-    const spy = vi.spyOn(services.usage.store, 'settle').mockRejectedValueOnce(new Error('Redis went away'));
+    const spy = vi.spyOn(services.pools, 'settle').mockRejectedValueOnce(new Error('Redis went away'));
     const settlement = newSettlement();
     try {
       settlement.record(entry, ref);

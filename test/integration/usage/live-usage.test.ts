@@ -39,6 +39,10 @@ interface HistoryNode {
   channel: string;
   credentialKind: string;
   latencyMs: number;
+  clientRequestId: string | null;
+  product: string;
+  unit: string | null;
+  unitQuantity: number | null;
 }
 interface Page {
   nodes: HistoryNode[];
@@ -47,7 +51,7 @@ interface Page {
 
 const HISTORY = `query History($first: Int, $after: String) {
   usageHistory(first: $first, after: $after) {
-    nodes { requestId createdAt model class stream inputTokens outputTokens estimated cost { amountMicros amount currency } status channel credentialKind latencyMs }
+    nodes { requestId createdAt model class stream inputTokens outputTokens estimated cost { amountMicros amount currency } status channel credentialKind latencyMs clientRequestId product unit unitQuantity }
     pageInfo { hasNextPage endCursor }
   }
 }`;

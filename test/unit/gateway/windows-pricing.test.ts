@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PoolWindows } from '../../../server/modules/usage/windows.ts';
-import { costMicros } from '../../../server/modules/usage/pricing.ts';
+import { PoolWindows } from '../../../server/metering/windows.ts';
+import { costMicros } from '../../../server/metering/pricing.ts';
 import { discounted } from '../../../server/config/money.ts';
 
 describe('PoolWindows', () => {

@@ -3,18 +3,19 @@
  * is one conditional SQL statement (`… where used + $n <= limit`, all three windows or none). Rate limits
  * and the stream cap are in process (one instance owns them).
  */
-import type { ModelClass } from '../../config/config.ts';
-import { modelClasses, poolWindows } from '../../config/config.ts';
-import type { Micros } from '../../config/money.ts';
-import type { Database } from '../../db/orm.ts';
-import { LocalGcra } from '../rate-limit/gcra.ts';
+import type { ModelClass } from '../config/config.ts';
+import { modelClasses, poolWindows } from '../config/config.ts';
+import type { Micros } from '../config/money.ts';
+import type { Database } from '../db/orm.ts';
+import { LocalGcra } from '../modules/rate-limit/gcra.ts';
+import type { LedgerEntry } from './ledger.ts';
 import type { Admission, AdmissionRequest, ExpiredReservation, PoolStore, PoolUsage, ReservationRef } from './pool.store.ts';
 import type { CurrentWindows } from './windows.ts';
 
 const RESERVE_SQL = `
 with locked as (
   select window_key, used_micros from usage_counter
-  where account_id = ? and class = ? and window_key in (?, ?, ?)
+  where payer_id = ? and class = ? and window_key in (?, ?, ?)
   for update
 ), limits(window_key, limit_micros, ord) as (
   values (?::text, ?::bigint, 1), (?::text, ?::bigint, 2), (?::text, ?::bigint, 3)
@@ -23,10 +24,10 @@ with locked as (
   from locked l join limits m on m.window_key = l.window_key
 ), bumped as (
   update usage_counter set used_micros = used_micros + ?
-  where account_id = ? and class = ? and window_key in (?, ?, ?) and (select ok from verdict)
+  where payer_id = ? and class = ? and window_key in (?, ?, ?) and (select ok from verdict)
   returning window_key
 ), reserved as (
-  insert into usage_reservation (request_id, account_id, class, day_key, week_key, month_key, reserved_micros, stream, expires_at)
+  insert into usage_reservation (request_id, payer_id, class, day_key, week_key, month_key, reserved_micros, stream, expires_at)
   select ?, ?, ?, ?, ?, ?, ?, ?, ? where (select ok from verdict)
   returning request_id
 )
@@ -41,21 +42,21 @@ select (select ok from verdict) as ok,
 const SETTLE_SQL = `
 with r as (delete from usage_reservation where request_id = ? returning reserved_micros)
 update usage_counter set used_micros = greatest(0, used_micros + ? - (select reserved_micros from r))
-where account_id = ? and class = ? and window_key in (?, ?, ?) and exists (select 1 from r)
+where payer_id = ? and class = ? and window_key in (?, ?, ?) and exists (select 1 from r)
 returning 1 as existed
 `;
 
 const SETTLE_EXPIRED_SQL = `
 with r as (delete from usage_reservation where request_id = ? returning *)
 update usage_counter c set used_micros = greatest(0, c.used_micros + ? - r.reserved_micros)
-from r where c.account_id = r.account_id and c.class = r.class and c.window_key in (r.day_key, r.week_key, r.month_key)
+from r where c.payer_id = r.payer_id and c.class = r.class and c.window_key in (r.day_key, r.week_key, r.month_key)
 returning 1 as done
 `;
 
 export class SqlPoolStore implements PoolStore {
   readonly #db: Database;
   readonly #gcra = new LocalGcra();
-  /** Open streams per account (single instance). */
+  /** Open streams per payer (single instance). */
   readonly #streams = new Map<string, Set<string>>();
   /** Counter rows known to exist (account|class|windowKey of the day). */
   readonly #ensured = new Set<string>();
@@ -71,17 +72,17 @@ export class SqlPoolStore implements PoolStore {
   async admit(request: AdmissionRequest): Promise<Admission> {
     const rate = this.#gcra.check(request.rateRules);
     if (!rate.allowed) return { ok: false, reason: 'rate_limited', rate };
-    const { accountId, windows, limits } = request;
+    const { payerId, windows, limits } = request;
     const cls = request.class;
-    if (request.streamCap > 0 && (this.#streams.get(accountId)?.size ?? 0) >= request.streamCap) {
+    if (request.streamCap > 0 && (this.#streams.get(payerId)?.size ?? 0) >= request.streamCap) {
       return { ok: false, reason: 'stream_cap', cap: request.streamCap };
     }
     const keys = [windows.day.key, windows.week.key, windows.month.key];
-    const ensuredKey = `${accountId}|${cls}|${keys.join('|')}`;
+    const ensuredKey = `${payerId}|${cls}|${keys.join('|')}`;
     if (!this.#ensured.has(ensuredKey)) {
       await this.#execute(
-        `insert into usage_counter (account_id, class, window_key, used_micros) values (?, ?, ?, 0), (?, ?, ?, 0), (?, ?, ?, 0) on conflict do nothing`,
-        keys.flatMap((key) => [accountId, cls, key]),
+        `insert into usage_counter (payer_id, class, window_key, used_micros) values (?, ?, ?, 0), (?, ?, ?, 0), (?, ?, ?, 0) on conflict do nothing`,
+        keys.flatMap((key) => [payerId, cls, key]),
       );
       if (this.#ensured.size > 100_000) this.#ensured.clear();
       this.#ensured.add(ensuredKey);
@@ -90,18 +91,18 @@ export class SqlPoolStore implements PoolStore {
     const [row] = await this.#execute<{ ok: boolean; failed: number | null; reserved: number | string; used: { k: string; u: number | string }[] | string | null }>(
       RESERVE_SQL,
       [
-        accountId, cls, ...keys,
+        payerId, cls, ...keys,
         keys[0], limits.day, keys[1], limits.week, keys[2], limits.month,
         n,
-        n, accountId, cls, ...keys,
-        request.requestId, accountId, cls, ...keys, n, request.streamCap > 0, new Date(Date.now() + request.ttlMs),
+        n, payerId, cls, ...keys,
+        request.requestId, payerId, cls, ...keys, n, request.streamCap > 0, new Date(Date.now() + request.ttlMs),
         n,
       ],
     );
     if (row?.ok && Number(row.reserved) === 1) {
       if (request.streamCap > 0) {
-        let set = this.#streams.get(accountId);
-        if (!set) this.#streams.set(accountId, (set = new Set()));
+        let set = this.#streams.get(payerId);
+        if (!set) this.#streams.set(payerId, (set = new Set()));
         set.add(request.requestId);
       }
       return { ok: true, rate };
@@ -116,20 +117,34 @@ export class SqlPoolStore implements PoolStore {
   async settle(items: readonly { ref: ReservationRef; costMicros: Micros }[]): Promise<boolean[]> {
     const out: boolean[] = [];
     for (const { ref, costMicros } of items) {
-      if (ref.stream) this.#streams.get(ref.accountId)?.delete(ref.requestId);
+      if (ref.stream) this.#streams.get(ref.payerId)?.delete(ref.requestId);
       const { day, week, month } = ref.windows;
-      const rows = await this.#execute(SETTLE_SQL, [ref.requestId, costMicros, ref.accountId, ref.class, day.key, week.key, month.key]);
+      const rows = await this.#execute(SETTLE_SQL, [ref.requestId, costMicros, ref.payerId, ref.class, day.key, week.key, month.key]);
       out.push(rows.length > 0);
     }
     return out;
   }
 
+  async checkpoint(items: readonly { ref: ReservationRef; entry: LedgerEntry }[]): Promise<void> {
+    if (items.length === 0) return;
+    await this.#execute(
+      `update usage_reservation r set checkpoint = c.entry from jsonb_to_recordset(?::jsonb) as c(request_id varchar, entry jsonb) where r.request_id = c.request_id`,
+      [JSON.stringify(items.map(({ ref, entry }) => ({ request_id: ref.requestId, entry })))],
+    );
+  }
+
   async expired(now: number, limit: number): Promise<ExpiredReservation[]> {
-    const rows = await this.#execute<{ request_id: string; account_id: string; class: ModelClass; reserved_micros: number | string }>(
-      `select request_id, account_id, class, reserved_micros from usage_reservation where expires_at < ? order by expires_at limit ?`,
+    const rows = await this.#execute<{ request_id: string; payer_id: string; class: ModelClass; reserved_micros: number | string; checkpoint: LedgerEntry | string | null }>(
+      `select request_id, payer_id, class, reserved_micros, checkpoint from usage_reservation where expires_at < ? order by expires_at limit ?`,
       [new Date(now), limit],
     );
-    return rows.map((row) => ({ requestId: row.request_id, accountId: row.account_id, class: row.class, reservedMicros: Number(row.reserved_micros) }));
+    return rows.map((row) => ({
+      requestId: row.request_id,
+      payerId: row.payer_id,
+      class: row.class,
+      reservedMicros: Number(row.reserved_micros),
+      checkpoint: typeof row.checkpoint === 'string' ? (JSON.parse(row.checkpoint) as LedgerEntry) : row.checkpoint,
+    }));
   }
 
   async settleExpired(requestId: string, costMicros: Micros): Promise<boolean> {
@@ -138,11 +153,11 @@ export class SqlPoolStore implements PoolStore {
     return rows.length > 0;
   }
 
-  async read(accountId: string, windows: CurrentWindows): Promise<PoolUsage[]> {
+  async read(payerId: string, windows: CurrentWindows): Promise<PoolUsage[]> {
     const keys = poolWindows.map((window) => windows[window].key);
     const rows = await this.#execute<{ class: ModelClass; window_key: string; used_micros: number | string }>(
-      `select class, window_key, used_micros from usage_counter where account_id = ? and window_key in (?, ?, ?)`,
-      [accountId, ...keys],
+      `select class, window_key, used_micros from usage_counter where payer_id = ? and window_key in (?, ?, ?)`,
+      [payerId, ...keys],
     );
     return modelClasses.flatMap((cls) =>
       poolWindows.map((window) => {

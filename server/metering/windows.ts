@@ -3,7 +3,7 @@
  * zone. The gateway asks for the current windows on every request, so they are computed once and cached
  * until the earliest reset.
  */
-import type { PoolWindow } from '../../config/config.ts';
+import type { PoolWindow } from '../config/config.ts';
 
 export interface WindowInfo {
   window: PoolWindow;

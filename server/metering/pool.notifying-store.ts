@@ -6,8 +6,8 @@
  * gateway and the settlement queue) keeps the notification next to the one place pools change.
  */
 import type { Admission, AdmissionRequest, PoolStore, ReservationRef } from './pool.store.ts';
-import type { UsageEvents } from './usage.events.ts';
-import type { Micros } from '../../config/money.ts';
+import type { UsageEvents } from '../modules/usage/usage.events.ts';
+import type { Micros } from '../config/money.ts';
 
 export function notifyingStore(store: PoolStore, events: UsageEvents): PoolStore {
   const ignore = () => undefined; // the caller handles the store's failures; this branch only listens
@@ -15,21 +15,22 @@ export function notifyingStore(store: PoolStore, events: UsageEvents): PoolStore
     admit(request: AdmissionRequest): Promise<Admission> {
       const admission = store.admit(request);
       admission.then((result) => {
-        if (result.ok) events.changed(request.accountId);
+        if (result.ok) events.changed(request.payerId);
       }, ignore);
       return admission;
     },
     settle(items: readonly { ref: ReservationRef; costMicros: Micros }[]): Promise<boolean[]> {
       const settled = store.settle(items);
-      // One note per account per settlement batch, however many of its requests the batch holds.
+      // One note per payer per settlement batch, however many of its requests the batch holds.
       settled.then(() => {
-        for (const accountId of new Set(items.map((item) => item.ref.accountId))) events.changed(accountId);
+        for (const payerId of new Set(items.map((item) => item.ref.payerId))) events.changed(payerId);
       }, ignore);
       return settled;
     },
+    checkpoint: (items) => store.checkpoint(items),
     expired: (now, limit) => store.expired(now, limit),
     settleExpired: (requestId, costMicros) => store.settleExpired(requestId, costMicros),
-    read: (accountId, windows) => store.read(accountId, windows),
+    read: (payerId, windows) => store.read(payerId, windows),
     raiseToLedger: store.raiseToLedger ? (floors, windows) => store.raiseToLedger!(floors, windows) : undefined,
   };
 }

@@ -2,24 +2,29 @@
  * Usage pools and reservations (DESIGN "Pools", "Reservation"). Admission is one atomic step: the rate
  * limits, the concurrent-stream cap and a worst-case reservation against the class's day, week and month
  * windows — one Lua script in Redis (`RedisPoolStore`), one conditional SQL statement in embedded mode
- * (`SqlPoolStore`). Settlement moves a reservation to its actual cost; the sweeper settles or releases
- * reservations whose owner died.
+ * (`SqlPoolStore`). Settlement moves a reservation to its actual cost; long streams checkpoint what they
+ * have produced; the sweeper settles reservations whose owner died (at their last checkpoint).
+ *
+ * Pools, reservations and stream slots are keyed by the *payer* (an account, or an organisation's account)
+ * and the turn id svc generated — never by anything the client chose.
  */
-import type { ModelClass, PoolWindow } from '../../config/config.ts';
-import type { Micros } from '../../config/money.ts';
-import type { RateDecision, RateRule } from '../rate-limit/gcra.ts';
+import type { ModelClass, PoolWindow } from '../config/config.ts';
+import type { Micros } from '../config/money.ts';
+import type { RateDecision, RateRule } from '../modules/rate-limit/gcra.ts';
+import type { LedgerEntry } from './ledger.ts';
 import type { CurrentWindows } from './windows.ts';
 
 export interface AdmissionRequest {
+  /** The turn id. */
   requestId: string;
-  accountId: string;
+  payerId: string;
   class: ModelClass;
   windows: CurrentWindows;
   /** Worst-case cost reserved against every window. */
   reserveMicros: Micros;
   limits: Record<PoolWindow, Micros>;
   rateRules: readonly RateRule[];
-  /** Concurrent-stream cap for this account; 0 = not a stream. */
+  /** Concurrent-stream cap for this payer; 0 = not a stream. */
   streamCap: number;
   /** Reservation lifetime before the sweeper may reclaim it. */
   ttlMs: number;
@@ -34,7 +39,7 @@ export type Admission =
 /** What settlement needs to find the reservation again. */
 export interface ReservationRef {
   requestId: string;
-  accountId: string;
+  payerId: string;
   class: ModelClass;
   windows: CurrentWindows;
   stream: boolean;
@@ -48,9 +53,11 @@ export interface PoolUsage {
 
 export interface ExpiredReservation {
   requestId: string;
-  accountId: string;
+  payerId: string;
   class: ModelClass;
   reservedMicros: Micros;
+  /** The last checkpoint of a stream (what it had produced, as a ledger row), or null. */
+  checkpoint: LedgerEntry | null;
 }
 
 export interface PoolStore {
@@ -62,12 +69,17 @@ export interface PoolStore {
    * reconciliation raises lost counters to the ledger — so no request is ever charged twice.
    */
   settle(items: readonly { ref: ReservationRef; costMicros: Micros }[]): Promise<boolean[]>;
-  /** Reservations past their TTL, oldest first. */
+  /**
+   * Records what running streams have produced so far (as the ledger row the sweeper would write if their
+   * instance died). Overwrites the previous checkpoint; settlement removes it with the reservation.
+   */
+  checkpoint(items: readonly { ref: ReservationRef; entry: LedgerEntry }[]): Promise<void>;
+  /** Reservations past their TTL, oldest first, with their last checkpoint. */
   expired(now: number, limit: number): Promise<ExpiredReservation[]>;
   /** Settles an expired reservation to `costMicros`; false when another sweeper or the owner got there first. */
   settleExpired(requestId: string, costMicros: Micros): Promise<boolean>;
   /** Used micros of the current windows (reservations included), for every class. */
-  read(accountId: string, windows: CurrentWindows): Promise<PoolUsage[]>;
+  read(payerId: string, windows: CurrentWindows): Promise<PoolUsage[]>;
   /**
    * Raises pool counters that fell below what the ledger billed in the same window (a Redis restart or
    * flush lost them). Never lowers a counter: it may hold reservations of requests still running. Absent
@@ -76,9 +88,9 @@ export interface PoolStore {
   raiseToLedger?(floors: readonly LedgerFloor[], windows: CurrentWindows): Promise<number>;
 }
 
-/** What the ledger billed one account for one class in each current window. */
+/** What the ledger billed one payer for one class in each current window. */
 export interface LedgerFloor {
-  accountId: string;
+  payerId: string;
   class: ModelClass;
   billed: Record<PoolWindow, Micros>;
 }

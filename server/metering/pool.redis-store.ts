@@ -1,20 +1,25 @@
 /**
  * Pools in Redis: one Lua script admits a request — GCRA rate limits, the concurrent-stream cap and the
  * reservation against day, week and month — atomically, in one round trip. Keys (all under the configured
- * prefix): `pool:<account>:<class>:<windowKey>` (used micros, reservations included), `res:<requestId>`
- * (the reservation: `cost|account|class|dayKey|weekKey|monthKey|stream`), `res:index` (zset of
- * reservations by expiry, for the sweeper), `streams:<account>` (zset of open streams by expiry).
+ * prefix): `pool:<payer>:<class>:<windowKey>` (used micros, reservations included), `res:<requestId>`
+ * (the reservation: `cost|payer|class|dayKey|weekKey|monthKey|stream`), `res:index` (zset of
+ * reservations by expiry, for the sweeper), `streams:<payer>` (zset of open streams by expiry),
+ * `ckpt:<requestId>` (a running stream's last checkpoint: the ledger row as JSON). `<requestId>` is always
+ * the turn id svc generated.
  */
 import type { Redis } from 'ioredis';
-import type { ModelClass } from '../../config/config.ts';
-import { modelClasses, poolWindows } from '../../config/config.ts';
-import type { Micros } from '../../config/money.ts';
-import { gcraLua, gcraParams } from '../rate-limit/gcra.ts';
+import type { ModelClass } from '../config/config.ts';
+import { modelClasses, poolWindows } from '../config/config.ts';
+import type { Micros } from '../config/money.ts';
+import { gcraLua, gcraParams } from '../modules/rate-limit/gcra.ts';
+import type { LedgerEntry } from './ledger.ts';
 import type { Admission, AdmissionRequest, ExpiredReservation, LedgerFloor, PoolStore, PoolUsage, ReservationRef } from './pool.store.ts';
 import type { CurrentWindows } from './windows.ts';
 
 /** Pool counters outlive their window by a week so the usage page can still show them. */
 const POOL_KEY_SLACK_MS = 7 * 24 * 3600_000;
+/** A checkpoint outlives any reservation (its TTL is at most a day) so the sweeper still finds it. */
+const CHECKPOINT_TTL_MS = 2 * 24 * 3600_000;
 
 const admitScript = `${gcraLua}
 local n = tonumber(ARGV[1])
@@ -56,7 +61,7 @@ return {0, bind, remaining, math.ceil(reset)}
 `;
 
 /**
- * Settles a batch in one call. Per entry, KEYS: res, index, pool day/week/month, streams; ARGV: requestId,
+ * Settles a batch in one call. Per entry, KEYS: res, index, pool day/week/month, streams, checkpoint; ARGV: requestId,
  * actual cost, pool expiries (3). Returns per entry 1 when the reservation existed (pools move by
  * actual − reserved), 0 when it was already gone: whoever removed it accounted for it (the sweeper to the
  * ledger's cost; after a Redis loss, reconciliation raises the pools to the ledger), so nothing moves —
@@ -64,8 +69,8 @@ return {0, bind, remaining, math.ceil(reset)}
  */
 const settleScript = `
 local out = {}
-for i = 0, #KEYS / 6 - 1 do
-  local k, a = i * 6, i * 5
+for i = 0, #KEYS / 7 - 1 do
+  local k, a = i * 7, i * 5
   local reserved = redis.call('GET', KEYS[k + 1])
   local existed = 0
   if reserved then
@@ -82,6 +87,7 @@ for i = 0, #KEYS / 6 - 1 do
     end
   end
   redis.call('ZREM', KEYS[k + 6], ARGV[a + 1])
+  redis.call('DEL', KEYS[k + 7])
   out[i + 1] = existed
 end
 return out
@@ -106,8 +112,8 @@ type PoolRedis = Redis & {
   svcRaise(numKeys: number, ...args: (string | number)[]): Promise<number>;
 };
 
-export function poolKey(accountId: string, cls: ModelClass, windowKey: string): string {
-  return `pool:${accountId}:${cls}:${windowKey}`;
+export function poolKey(payerId: string, cls: ModelClass, windowKey: string): string {
+  return `pool:${payerId}:${cls}:${windowKey}`;
 }
 
 export class RedisPoolStore implements PoolStore {
@@ -126,7 +132,7 @@ export class RedisPoolStore implements PoolStore {
       floors.map((floor) =>
         this.#redis.svcRaise(
           3,
-          ...poolWindows.map((window) => poolKey(floor.accountId, floor.class, windows[window].key)),
+          ...poolWindows.map((window) => poolKey(floor.payerId, floor.class, windows[window].key)),
           ...poolWindows.map((window) => floor.billed[window]),
           ...expiries,
         ),
@@ -136,14 +142,14 @@ export class RedisPoolStore implements PoolStore {
   }
 
   async admit(request: AdmissionRequest): Promise<Admission> {
-    const { accountId, windows, rateRules } = request;
+    const { payerId, windows, rateRules } = request;
     const n = rateRules.length;
     const args: (string | number)[] = [];
     for (const rule of rateRules) args.push(`rl:${rule.key}`);
-    const day = poolKey(accountId, request.class, windows.day.key);
-    const week = poolKey(accountId, request.class, windows.week.key);
-    const month = poolKey(accountId, request.class, windows.month.key);
-    args.push(`streams:${accountId}`, day, week, month, `res:${request.requestId}`, 'res:index');
+    const day = poolKey(payerId, request.class, windows.day.key);
+    const week = poolKey(payerId, request.class, windows.week.key);
+    const month = poolKey(payerId, request.class, windows.month.key);
+    args.push(`streams:${payerId}`, day, week, month, `res:${request.requestId}`, 'res:index');
     args.push(n);
     for (const rule of rateRules) {
       const { emissionMs, toleranceMs } = gcraParams(rule);
@@ -161,7 +167,7 @@ export class RedisPoolStore implements PoolStore {
       windows.week.resetsAt.getTime() + POOL_KEY_SLACK_MS,
       windows.month.resetsAt.getTime() + POOL_KEY_SLACK_MS,
       request.requestId,
-      `${request.reserveMicros}|${accountId}|${request.class}|${windows.day.key}|${windows.week.key}|${windows.month.key}|${request.streamCap > 0 ? 1 : 0}`,
+      `${request.reserveMicros}|${payerId}|${request.class}|${windows.day.key}|${windows.week.key}|${windows.month.key}|${request.streamCap > 0 ? 1 : 0}`,
     );
     const result = await this.#redis.svcAdmit(n + 6, ...args);
     switch (result[0]) {
@@ -184,7 +190,7 @@ export class RedisPoolStore implements PoolStore {
     if (items.length === 0) return [];
     const keys: string[] = [];
     const args: (string | number)[] = [];
-    for (const { ref, costMicros } of items) this.#settleArgs(keys, args, ref.requestId, ref.accountId, ref.class, ref.windows, costMicros);
+    for (const { ref, costMicros } of items) this.#settleArgs(keys, args, ref.requestId, ref.payerId, ref.class, ref.windows, costMicros);
     const existed = await this.#redis.svcSettle(keys.length, ...keys, ...args);
     return existed.map((flag) => flag === 1);
   }
@@ -192,7 +198,7 @@ export class RedisPoolStore implements PoolStore {
   async expired(now: number, limit: number): Promise<ExpiredReservation[]> {
     const ids = await this.#redis.zrangebyscore('res:index', '-inf', now, 'LIMIT', 0, limit);
     if (ids.length === 0) return [];
-    const records = await this.#redis.mget(ids.map((id) => `res:${id}`));
+    const [records, checkpoints] = await Promise.all([this.#redis.mget(ids.map((id) => `res:${id}`)), this.#redis.mget(ids.map((id) => `ckpt:${id}`))]);
     const out: ExpiredReservation[] = [];
     ids.forEach((requestId, i) => {
       const record = records[i];
@@ -200,16 +206,26 @@ export class RedisPoolStore implements PoolStore {
         this.#redis.zrem('res:index', requestId).catch(() => undefined);
         return;
       }
-      const [cost, accountId, cls] = record.split('|');
-      out.push({ requestId, accountId: accountId!, class: cls as ModelClass, reservedMicros: Number(cost) });
+      const [cost, payerId, cls] = record.split('|');
+      const checkpoint = checkpoints[i] ? (JSON.parse(checkpoints[i]!) as LedgerEntry) : null;
+      out.push({ requestId, payerId: payerId!, class: cls as ModelClass, reservedMicros: Number(cost), checkpoint });
     });
     return out;
+  }
+
+  async checkpoint(items: readonly { ref: ReservationRef; entry: LedgerEntry }[]): Promise<void> {
+    if (items.length === 0) return;
+    const pipeline = this.#redis.pipeline();
+    for (const { ref, entry } of items) pipeline.set(`ckpt:${ref.requestId}`, JSON.stringify(entry), 'PX', CHECKPOINT_TTL_MS);
+    const results = await pipeline.exec();
+    const failed = results?.find(([error]) => error);
+    if (failed) throw failed[0];
   }
 
   async settleExpired(requestId: string, costMicros: Micros): Promise<boolean> {
     const record = await this.#redis.get(`res:${requestId}`);
     if (!record) return false;
-    const [, accountId, cls, day, week, month] = record.split('|') as [string, string, ModelClass, string, string, string];
+    const [, payerId, cls, day, week, month] = record.split('|') as [string, string, ModelClass, string, string, string];
     const windows = {
       day: { key: day, resetsAt: new Date(0) },
       week: { key: week, resetsAt: new Date(0) },
@@ -217,25 +233,26 @@ export class RedisPoolStore implements PoolStore {
     } as unknown as CurrentWindows;
     const keys: string[] = [];
     const args: (string | number)[] = [];
-    this.#settleArgs(keys, args, requestId, accountId, cls, windows, costMicros);
+    this.#settleArgs(keys, args, requestId, payerId, cls, windows, costMicros);
     const [existed] = await this.#redis.svcSettle(keys.length, ...keys, ...args);
     return existed === 1;
   }
 
-  async read(accountId: string, windows: CurrentWindows): Promise<PoolUsage[]> {
+  async read(payerId: string, windows: CurrentWindows): Promise<PoolUsage[]> {
     const slots = modelClasses.flatMap((cls) => poolWindows.map((window) => ({ cls, window })));
-    const values = await this.#redis.mget(slots.map(({ cls, window }) => poolKey(accountId, cls, windows[window].key)));
+    const values = await this.#redis.mget(slots.map(({ cls, window }) => poolKey(payerId, cls, windows[window].key)));
     return slots.map(({ cls, window }, i) => ({ class: cls, window, usedMicros: Math.max(0, Number(values[i] ?? 0)) }));
   }
 
-  #settleArgs(keys: string[], args: (string | number)[], requestId: string, accountId: string, cls: ModelClass, windows: CurrentWindows, costMicros: Micros): void {
+  #settleArgs(keys: string[], args: (string | number)[], requestId: string, payerId: string, cls: ModelClass, windows: CurrentWindows, costMicros: Micros): void {
     keys.push(
       `res:${requestId}`,
       'res:index',
-      poolKey(accountId, cls, windows.day.key),
-      poolKey(accountId, cls, windows.week.key),
-      poolKey(accountId, cls, windows.month.key),
-      `streams:${accountId}`,
+      poolKey(payerId, cls, windows.day.key),
+      poolKey(payerId, cls, windows.week.key),
+      poolKey(payerId, cls, windows.month.key),
+      `streams:${payerId}`,
+      `ckpt:${requestId}`,
     );
     args.push(
       requestId,

@@ -1,0 +1,121 @@
+/**
+ * Admission, in one atomic step (DESIGN §2, SECURITY "Quota and ledger"): the rate limits (per IP, per
+ * payer, per credential), the payer's concurrent-stream cap and the worst-case reservation against the
+ * day, week and month pools of the model's class — one Redis Lua script, or one conditional SQL statement
+ * in embedded mode. Fails closed (503) when Redis or the database is away. A refusal is the envelope's
+ * 429 or 402 with what the client needs to act on it.
+ */
+import type { Config } from '../config/config.ts';
+import { money } from '../config/money.ts';
+import { AppError } from '../errors/app-error.ts';
+import type { Principal } from '../modules/identity/principal.ts';
+import type { EntitlementCatalogue } from '../modules/plan/entitlements.ts';
+import type { RateRule } from '../modules/rate-limit/gcra.ts';
+import { rateLimitedError } from '../modules/rate-limit/rate-limit.service.ts';
+import type { PoolStore } from './pool.store.ts';
+import type { Settlement } from './settlement.ts';
+import type { Turn } from './turn.ts';
+import type { PoolWindows } from './windows.ts';
+
+const windowAdjective = { day: 'daily', week: 'weekly', month: 'monthly' } as const;
+
+export interface AdmissionDeps {
+  config: Config;
+  entitlements: EntitlementCatalogue;
+  store: PoolStore;
+  windows: PoolWindows;
+  settlement: Settlement;
+}
+
+export class Admission {
+  readonly #deps: AdmissionDeps;
+  readonly #streamCap: number;
+  readonly #ttlMs: number;
+  readonly #ipPerMinute: number;
+  readonly #credentialPerMinute: number | undefined;
+
+  constructor(deps: AdmissionDeps) {
+    this.#deps = deps;
+    const { rateLimits, gateway } = deps.config;
+    this.#streamCap = rateLimits.concurrentStreamsPerAccount;
+    this.#ttlMs = gateway.reservationTtlSeconds * 1000;
+    this.#ipPerMinute = rateLimits.ipPerMinute;
+    this.#credentialPerMinute = rateLimits.credentialPerMinute;
+  }
+
+  get reservationTtlMs(): number {
+    return this.#ttlMs;
+  }
+
+  /** Per IP, per payer and per credential (DESIGN §4 "Rate limits"). */
+  rateRules(ip: string, principal: Principal, payerPerMinute: number): RateRule[] {
+    return [
+      { key: `ip:${ip}`, limit: this.#ipPerMinute, periodMs: 60_000 },
+      { key: `acct:${principal.payer.id}`, limit: payerPerMinute, periodMs: 60_000 },
+      { key: `cred:${principal.credential.id}`, limit: this.#credentialPerMinute ?? payerPerMinute, periodMs: 60_000 },
+    ];
+  }
+
+  /** Admits the turn or throws (429, 402, 503). On success the turn holds its reservation (`turn.ref`). */
+  async admit(turn: Turn, ip: string): Promise<void> {
+    const { settlement, entitlements, windows: poolWindows, store, config } = this.#deps;
+    if (!settlement.databaseHealthy) {
+      throw new AppError('service_unavailable', 'Usage accounting is unavailable (database unreachable); nothing was sent upstream.', { stage: 'quota' });
+    }
+    const { principal, model } = turn;
+    const payer = principal.payer;
+    const entitled = entitlements.of(payer.package);
+    const windows = poolWindows.current();
+    let admission;
+    try {
+      admission = await store.admit({
+        requestId: turn.id,
+        payerId: payer.id,
+        class: model.class,
+        windows,
+        reserveMicros: turn.reservedMicros,
+        limits: entitled.pools[model.class],
+        rateRules: this.rateRules(ip, principal, entitled.requestsPerMinute),
+        streamCap: turn.stream ? this.#streamCap : 0,
+        ttlMs: this.#ttlMs,
+      });
+    } catch (error) {
+      throw new AppError('service_unavailable', 'Usage accounting is unavailable; nothing was sent upstream. Retry shortly.', { stage: 'quota', cause: error });
+    }
+    if (admission.ok) {
+      turn.ref = { requestId: turn.id, payerId: payer.id, class: model.class, windows, stream: turn.stream };
+      turn.rate = admission.rate;
+      return;
+    }
+    switch (admission.reason) {
+      case 'rate_limited':
+        throw rateLimitedError(admission.rate.retryAfterMs, { decision: admission.rate });
+      case 'stream_cap':
+        throw new AppError('rate_limited', `Too many concurrent streams: at most ${admission.cap} at once.`, {
+          headers: { 'retry-after': '1' },
+          details: { retryAfterSeconds: 1 },
+        });
+      case 'quota': {
+        const window = windows[admission.window];
+        const amount = (micros: number) => money(micros, config.currency);
+        throw new AppError(
+          'quota_exceeded',
+          `Your ${model.class} ${windowAdjective[admission.window]} pool is exhausted for this request (used ${amount(admission.usedMicros).amount} of ${amount(admission.limitMicros).amount} ${config.currency}; this request may cost up to ${amount(turn.reservedMicros).amount}). It resets at ${window.resetsAt.toISOString()}.`,
+          {
+            debug: { productModel: model.id },
+            details: {
+              quota: {
+                class: model.class,
+                window: admission.window,
+                resetsAt: window.resetsAt.toISOString(),
+                used: amount(admission.usedMicros),
+                limit: amount(admission.limitMicros),
+                requestMaxCost: amount(turn.reservedMicros),
+              },
+            },
+          },
+        );
+      }
+    }
+  }
+}

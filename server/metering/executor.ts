@@ -1,0 +1,49 @@
+/**
+ * How a metered product plugs into the pipeline. A product is one executor file (chat:
+ * `modules/gateway/chat.executor.ts`) plus a *planner* on each surface that accepts it: the planner
+ * validates the request and names the executor, the model, the worst case and the call state; the
+ * pipeline authenticates, checks the payer's entitlement, admits, runs `execute` and settles.
+ *
+ *   const plan = chatExecutor.plan(body);            // validate + route → TurnPlan
+ *   await pipeline.serve(request, reply, () => plan); // authenticate → admit → execute → settle
+ */
+import type { FastifyReply } from 'fastify';
+import type { Metered, MeteredModel, Product, Turn } from './turn.ts';
+
+/** Raised when the client goes away; undici accepts it as an abort signal (far cheaper than an AbortController). */
+export interface ClientSignal {
+  readonly aborted: boolean;
+  once(event: 'abort', listener: () => void): unknown;
+  off(event: 'abort', listener: () => void): unknown;
+}
+
+export interface Exchange {
+  signal: ClientSignal;
+  /** The HTTP reply to write to, when the surface is HTTP (chat, audio); null when the output is returned (MCP). */
+  reply: FastifyReply | null;
+}
+
+export interface Executor<Call, Output = void> {
+  /**
+   * Does the work and answers: writes to `exchange.reply` (HTTP surfaces) or returns the output. Sets
+   * `turn.metered`, `turn.deployment`, `turn.upstreamStatus` and `turn.output` as it goes. Throws an
+   * `UpstreamFailure` (refunded when nothing reached the client) or an `AppError`.
+   */
+  execute(turn: Turn, call: Call, exchange: Exchange): Promise<Output>;
+  /** What was produced, when `turn.metered` is still null at settlement; sets `turn.estimated` if it counted. */
+  measure?(turn: Turn, call: Call): Promise<Metered>;
+  /** What a long stream has produced so far, for the crash checkpoints (estimates are fine). */
+  progress?(turn: Turn, call: Call): Promise<Metered>;
+}
+
+/** A validated, routed request: everything admission needs, and the executor's own state. */
+export interface TurnPlan<Call, Output = void> {
+  executor: Executor<Call, Output>;
+  product: Product;
+  model: MeteredModel;
+  /** Holds a concurrent-stream slot (long-lived replies). */
+  stream: boolean;
+  /** Upper bound of what the turn can consume: reserved before execution. */
+  worstCase: Metered;
+  call: Call;
+}

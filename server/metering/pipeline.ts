@@ -1,0 +1,247 @@
+/**
+ * The one metering pipeline every product runs through (DESIGN §2, STYLE §8):
+ *
+ *   authenticate → plan (the surface validates and routes: executor, model, worst case)
+ *   → admit (rate limits + stream cap + reservation: one atomic step) → execute (the product's executor)
+ *   → settle (in `finally`, off the critical path: actual cost, ledger row, pools)
+ *
+ * No ORM unit of work, no GraphQL. A failure before any output is refunded in full
+ * (`debug.quotaRefunded`); a client that leaves is billed for what was produced; a stream checkpoints
+ * what it has produced so a crash bills that. `serve` is for HTTP surfaces (the executor writes the
+ * reply); `run` is for callers that want the executor's output (MCP tools).
+ */
+import type { FastifyBaseLogger as Logger, FastifyReply, FastifyRequest } from 'fastify';
+import { EventEmitter } from 'node:events';
+import type { Config } from '../config/config.ts';
+import { AppError } from '../errors/app-error.ts';
+import { newRequestId } from '../http/request-id.ts';
+import type { Principal } from '../modules/identity/principal.ts';
+import type { EntitlementCatalogue } from '../modules/plan/entitlements.ts';
+import { Admission } from './admission.ts';
+import { Checkpointer } from './checkpoints.ts';
+import type { ClientSignal, TurnPlan } from './executor.ts';
+import { channels, type LedgerEntry } from './ledger.ts';
+import type { PoolStore } from './pool.store.ts';
+import { meteredCost } from './pricing.ts';
+import type { Settlement } from './settlement.ts';
+import type { Metered, Turn } from './turn.ts';
+import { classifyUpstreamError } from './upstream-failure.ts';
+import type { PoolWindows } from './windows.ts';
+
+/** Raised when the client goes away; `aborted` is checked the way an AbortSignal's would be. */
+class ClientAbort extends EventEmitter implements ClientSignal {
+  aborted = false;
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit('abort');
+  }
+}
+
+const never: ClientSignal = { aborted: false, once: () => undefined, off: () => undefined };
+
+export interface PipelineDeps {
+  config: Config;
+  authenticate(authorization: string | undefined): Promise<Principal>;
+  entitlements: EntitlementCatalogue;
+  store: PoolStore;
+  windows: PoolWindows;
+  settlement: Settlement;
+  log: Logger;
+}
+
+/** Where a turn came from: the caller's address and the request id it sees. */
+export interface TurnOrigin {
+  ip: string;
+  traceId: string;
+  /** What the client sent as `x-svc-request-id`, if anything. */
+  clientRequestId: string | null;
+}
+
+export class MeteringPipeline {
+  readonly authenticate: (authorization: string | undefined) => Promise<Principal>;
+  readonly admission: Admission;
+  readonly checkpoints: Checkpointer;
+  /** How long a turn may last: it must settle before its reservation can be swept (see the constructor). */
+  readonly turnLimitMs: number;
+  readonly #entitlements: EntitlementCatalogue;
+  readonly #settlement: Settlement;
+  readonly #log: Logger;
+
+  constructor(deps: PipelineDeps) {
+    const { config } = deps;
+    this.authenticate = deps.authenticate;
+    this.#entitlements = deps.entitlements;
+    this.#settlement = deps.settlement;
+    this.#log = deps.log;
+    this.admission = new Admission(deps);
+    this.checkpoints = new Checkpointer(deps.store, config.gateway.checkpointSeconds * 1000, (turn, metered) => this.#entry(turn, metered), deps.log);
+    // The sweeper takes a reservation past its TTL for one a dead instance abandoned, so a live turn must end
+    // and settle well before: leave room for the longest silence an upstream may keep (its timeout, checked
+    // between chunks) and for settlement itself.
+    const ttlMs = this.admission.reservationTtlMs;
+    const longestSilenceMs = Math.max(config.gateway.upstreamTimeoutMs, ...Object.values(config.upstreams).map((upstream) => upstream.timeoutMs));
+    this.turnLimitMs = ttlMs - Math.min(ttlMs / 2, longestSilenceMs + 60_000);
+  }
+
+  /** The 404 for a model the payer's package does not include (or that does not exist), listing valid ids. */
+  modelNotFound(principal: Principal, modelId: string): AppError {
+    const valid = this.#entitlements.of(principal.payer.package).modelIds;
+    return new AppError('model_not_found', `The model ${JSON.stringify(modelId)} does not exist or is not available on your plan. Valid ids: ${valid.join(', ')}.`, {
+      param: 'model',
+      debug: { productModel: modelId },
+    });
+  }
+
+  /** An HTTP surface: authenticates the request, plans, admits, lets the executor answer, settles. */
+  async serve<Call>(request: FastifyRequest, reply: FastifyReply, plan: (principal: Principal) => TurnPlan<Call, unknown>): Promise<void> {
+    const started = performance.now();
+    const principal = await this.authenticate(request.headers.authorization);
+    const authMs = performance.now() - started;
+    const planned = plan(principal);
+    const clientId = request.headers['x-svc-request-id'];
+    const turn = this.#newTurn(planned, principal, { ip: request.ip, traceId: request.id, clientRequestId: clientId === request.id ? request.id : null }, started);
+    turn.authMs = authMs;
+    await this.#admit(turn, planned, request.ip);
+    const abort = new ClientAbort();
+    const onClose = () => {
+      if (!reply.raw.writableFinished) abort.abort();
+    };
+    reply.raw.once('close', onClose);
+    // A client that hung up while it was being admitted: 'close' has already fired.
+    if (reply.raw.destroyed) abort.abort();
+    try {
+      await planned.executor.execute(turn, planned.call, { signal: abort, reply });
+    } catch (error) {
+      if (abort.aborted) {
+        // Nobody to answer; the upstream call is already aborted. If nothing was sent upstream yet, nothing
+        // was consumed: refund in full.
+        turn.status = turn.deployment ? 'client_disconnected' : 'refunded';
+        reply.hijack();
+        reply.raw.destroy();
+        return;
+      }
+      if (turn.output) {
+        request.log.warn({ err: error }, 'reply failed after output');
+        reply.raw.destroy();
+        return;
+      }
+      throw this.#failure(turn, error);
+    } finally {
+      reply.raw.off('close', onClose);
+      this.#finish(turn, planned);
+    }
+  }
+
+  /** A turn whose output is returned (MCP tools): admit → execute → settle, for an authenticated principal. */
+  async run<Call, Output>(principal: Principal, planned: TurnPlan<Call, Output>, origin: TurnOrigin, signal: ClientSignal = never): Promise<Output> {
+    const started = performance.now();
+    const turn = this.#newTurn(planned, principal, origin, started);
+    await this.#admit(turn, planned, origin.ip);
+    try {
+      return await planned.executor.execute(turn, planned.call, { signal, reply: null });
+    } catch (error) {
+      if (signal.aborted) turn.status = turn.deployment ? 'client_disconnected' : 'refunded';
+      throw this.#failure(turn, error);
+    } finally {
+      this.#finish(turn, planned);
+    }
+  }
+
+  #newTurn(planned: TurnPlan<unknown, unknown>, principal: Principal, origin: TurnOrigin, started: number): Turn {
+    if (!this.#entitlements.allows(principal.payer.package, planned.model.id)) throw this.modelNotFound(principal, planned.model.id);
+    return {
+      // The id that keys money is always svc's own; the request id is reused only when svc generated it.
+      id: origin.clientRequestId === null ? origin.traceId : newRequestId(),
+      traceId: origin.traceId,
+      clientRequestId: origin.clientRequestId,
+      product: planned.product,
+      principal,
+      model: planned.model,
+      stream: planned.stream,
+      started,
+      authMs: 0,
+      admitMs: 0,
+      upstreamFrom: started,
+      deadline: started + this.turnLimitMs,
+      worstCase: planned.worstCase,
+      reservedMicros: meteredCost(planned.model.rates, planned.worstCase),
+      ref: null,
+      rate: null,
+      metered: null,
+      estimated: false,
+      deployment: null,
+      upstreamStatus: null,
+      output: false,
+      status: 'ok',
+      settled: false,
+    };
+  }
+
+  async #admit(turn: Turn, planned: TurnPlan<unknown, unknown>, ip: string): Promise<void> {
+    const admitting = performance.now();
+    await this.admission.admit(turn, ip);
+    turn.upstreamFrom = performance.now();
+    turn.admitMs = turn.upstreamFrom - admitting;
+    const { executor, call } = planned;
+    if (turn.stream && executor.progress) this.checkpoints.track(turn, () => executor.progress!(turn, call));
+  }
+
+  /** Maps whatever ended execution before any output to the envelope — always with the refund. */
+  #failure(turn: Turn, error: unknown): AppError {
+    turn.status = turn.status === 'client_disconnected' ? turn.status : 'refunded';
+    if (error instanceof AppError) return error;
+    const failure = classifyUpstreamError(error);
+    return new AppError(failure.code, undefined, {
+      cause: failure.cause ?? error,
+      debug: { productModel: turn.model.id, upstreamStatus: failure.upstreamStatus, upstreamHost: turn.deployment, quotaRefunded: true },
+    });
+  }
+
+  /** Exactly once per admitted turn, on every exit path. The work happens off the response path. */
+  #finish(turn: Turn, planned: TurnPlan<unknown, unknown>): void {
+    this.checkpoints.untrack(turn);
+    if (turn.settled || turn.ref === null) return;
+    turn.settled = true;
+    void this.#settle(turn, planned).catch((error: unknown) => this.#log.error({ err: error, requestId: turn.id }, 'settlement failed'));
+  }
+
+  async #settle(turn: Turn, planned: TurnPlan<unknown, unknown>): Promise<void> {
+    let metered: Metered = { inputTokens: 0, outputTokens: 0 };
+    if (turn.status !== 'refunded') {
+      metered = turn.metered ?? (planned.executor.measure ? await planned.executor.measure(turn, planned.call) : metered);
+    }
+    this.#settlement.record(this.#entry(turn, metered), turn.ref);
+  }
+
+  /** The ledger row of a turn that consumed `metered`; its cost never exceeds the reservation. */
+  #entry(turn: Turn, metered: Metered): LedgerEntry {
+    const { principal } = turn;
+    return {
+      requestId: turn.id,
+      clientRequestId: turn.clientRequestId,
+      accountId: principal.accountId,
+      payerKind: principal.payer.kind,
+      payerId: principal.payer.id,
+      credentialKind: principal.credential.kind,
+      credentialId: principal.credential.id,
+      channel: channels[principal.credential.kind] ?? 'api',
+      product: turn.product,
+      model: turn.model.id,
+      routedModel: turn.model.resolvedId,
+      deployment: turn.deployment,
+      class: turn.model.class,
+      stream: turn.stream,
+      inputTokens: metered.inputTokens,
+      outputTokens: metered.outputTokens,
+      unit: metered.unit?.kind ?? null,
+      unitQuantity: metered.unit?.quantity ?? null,
+      estimated: turn.estimated,
+      costMicros: Math.min(meteredCost(turn.model.rates, metered), turn.reservedMicros),
+      reservedMicros: turn.reservedMicros,
+      status: turn.status,
+      upstreamStatus: turn.upstreamStatus,
+      latencyMs: performance.now() - turn.started,
+    };
+  }
+}

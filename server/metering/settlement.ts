@@ -1,0 +1,153 @@
+/**
+ * Settlement, off the critical path but durable. The pipeline hands each finished turn here once
+ * (`record`); rows are written to the append-only ledger in batches (one multi-row insert, unique turn
+ * id, so settling twice writes one row), and only then are the reservations moved to the actual cost — so a
+ * crash in between leaves a reservation whose ledger row exists, which the sweeper (`sweeper.ts`) settles
+ * to that row's cost.
+ *
+ * It also tracks database health: while ledger writes or pings fail, `databaseHealthy` is false and
+ * admission fails closed.
+ */
+import type { FastifyBaseLogger as Logger } from 'fastify';
+import type { Config } from '../config/config.ts';
+import type { Micros } from '../config/money.ts';
+import type { Database } from '../db/orm.ts';
+import { insertLedgerRows, type LedgerEntry } from './ledger.ts';
+import type { PoolStore, ReservationRef } from './pool.store.ts';
+
+interface Pending {
+  entry: LedgerEntry;
+  ref: ReservationRef | null;
+}
+
+interface PoolSettlement {
+  ref: ReservationRef;
+  costMicros: Micros;
+}
+
+const BATCH = 500;
+/** Pool settlements kept for retry while Redis is away; beyond that the sweeper settles them after their TTL. */
+const MAX_POOL_RETRIES = 100_000;
+/** Under traffic a settlement round waits this long for company; a reservation outlives its request by at most that. */
+const COALESCE_MS = 5;
+const IDLE_MS = 50;
+
+export class Settlement {
+  readonly #db: Database;
+  readonly #store: PoolStore;
+  readonly #log: Logger;
+  readonly #currency: string;
+  #queue: Pending[] = [];
+  /** Pool settlements Redis refused: retried (settling is idempotent), so reservations and stream slots are not held until their TTL. */
+  #poolRetries: PoolSettlement[] = [];
+  #flushing: Promise<void> | null = null;
+  #scheduled = false;
+  #retryTimer: NodeJS.Timeout | null = null;
+  #pingTimer: NodeJS.Timeout | null = null;
+  #closed = false;
+  #lastFlushAt = Number.NEGATIVE_INFINITY;
+  databaseHealthy = true;
+
+  constructor(config: Config, db: Database, store: PoolStore, log: Logger) {
+    this.#db = db;
+    this.#store = store;
+    this.#log = log;
+    this.#currency = config.currency;
+  }
+
+  /** Starts the database health probe. */
+  start(): void {
+    this.#pingTimer = setInterval(() => {
+      this.#db.ping(1000).then(
+        () => {
+          if (!this.databaseHealthy) this.#log.info('database reachable again; admission reopened');
+          this.databaseHealthy = true;
+        },
+        () => {
+          if (this.databaseHealthy) this.#log.warn('database unreachable; chat admission fails closed');
+          this.databaseHealthy = false;
+        },
+      );
+    }, 1000);
+    this.#pingTimer.unref();
+  }
+
+  /** Queues one finished request. `ref` is null when nothing was reserved. */
+  record(entry: LedgerEntry, ref: ReservationRef | null): void {
+    this.#queue.push({ entry, ref });
+    if (this.#scheduled || this.#flushing) return; // the running round picks it up
+    this.#scheduled = true;
+    const run = () => {
+      this.#scheduled = false;
+      void this.flush();
+    };
+    // After a quiet spell settle at once; under steady traffic gather a few milliseconds of requests into
+    // one round (one insert, one Redis call) so settlement does not compete with every next request.
+    if (performance.now() - this.#lastFlushAt > IDLE_MS) setImmediate(run);
+    else setTimeout(run, COALESCE_MS);
+  }
+
+  /** Writes everything queued so far (ledger, then Redis). Resolves when the queue is empty or the DB fails. */
+  flush(): Promise<void> {
+    if (this.#flushing) return this.#flushing.then(() => (this.#queue.length > 0 || this.#poolRetries.length > 0 ? this.flush() : undefined));
+    this.#flushing = this.#drain().finally(() => {
+      this.#flushing = null;
+    });
+    return this.#flushing;
+  }
+
+  async #drain(): Promise<void> {
+    this.#lastFlushAt = performance.now();
+    while (this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, BATCH);
+      try {
+        await this.#insert(batch.map((item) => item.entry));
+        this.databaseHealthy = true;
+      } catch (error) {
+        this.databaseHealthy = false;
+        this.#queue.unshift(...batch);
+        this.#log.error({ err: error, pending: this.#queue.length }, 'ledger write failed; will retry');
+        this.#retrySoon();
+        return;
+      }
+      const pools: PoolSettlement[] = [];
+      for (const item of batch) if (item.ref !== null) pools.push({ ref: item.ref, costMicros: item.entry.costMicros });
+      await this.#settlePools(pools);
+    }
+    if (this.#poolRetries.length > 0) await this.#settlePools([]);
+  }
+
+  /** Moves the pools (after the ledger rows exist), with earlier settlements Redis refused. */
+  async #settlePools(items: PoolSettlement[]): Promise<void> {
+    const retries = this.#poolRetries.splice(0, BATCH);
+    const all = retries.length > 0 ? retries.concat(items) : items;
+    if (all.length === 0) return;
+    try {
+      await this.#store.settle(all);
+    } catch (error) {
+      // The ledger rows exist and settling is idempotent: retry shortly; the sweeper is the backstop.
+      this.#poolRetries.unshift(...all);
+      this.#poolRetries.splice(MAX_POOL_RETRIES);
+      this.#log.warn({ err: error, pending: this.#poolRetries.length }, 'pool settlement failed; will retry');
+      this.#retrySoon();
+    }
+  }
+
+  #retrySoon(): void {
+    if (this.#retryTimer || this.#closed) return;
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = null;
+      void this.flush();
+    }, 500);
+  }
+
+  #insert(entries: LedgerEntry[]): Promise<void> {
+    return insertLedgerRows(this.#db, this.#currency, entries);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const timer of [this.#pingTimer, this.#retryTimer]) if (timer) clearInterval(timer);
+    await this.flush().catch(() => undefined);
+  }
+}

@@ -1,0 +1,247 @@
+/**
+ * The chat executor: `POST /v1/chat/completions` for text models, over the metering pipeline. `plan`
+ * routes a validated request (model → deployments, worst case = prompt bytes + n × max_tokens);
+ * `execute` proxies it with undici (fallback only before the first byte), non-streaming or as SSE re-framed
+ * for the official SDKs (`stream-rewriter.ts`); `measure` counts tokens when the upstream reported none.
+ *
+ * A `200` carries `server-timing: auth;dur=…, admit;dur=…, upstream;dur=…` (milliseconds): what the
+ * gateway's own steps took, so a client (and the benchmark) can tell svc's time from the model server's.
+ *
+ * This file is the pattern for a new metered product: a `plan` that returns a `TurnPlan`, an `execute`
+ * that answers and fills in `turn.metered`, and its registration on a surface (`gateway.rest.ts`).
+ */
+import type { ServerResponse } from 'node:http';
+import { AppError } from '../../errors/app-error.ts';
+import type { ErrorCode } from '../../errors/codes.ts';
+import { envelopeFor } from '../../http/envelope.ts';
+import type { Exchange, Executor, TurnPlan } from '../../metering/executor.ts';
+import { serverTiming, type Metered, type Turn } from '../../metering/turn.ts';
+import { classifyUpstreamError, UpstreamFailure } from '../../metering/upstream-failure.ts';
+import { dispatch } from '../model/dispatch.ts';
+import type { ModelRegistry, RoutedModel } from '../model/model.registry.ts';
+import { rateLimitHeaders } from '../rate-limit/rate-limit.service.ts';
+import type { ChatBody } from './chat.validate.ts';
+import { StreamRewriter, type UpstreamUsage } from './stream-rewriter.ts';
+import { countPromptTokens, TokenEstimate, tokenizer } from './token-estimate.ts';
+
+/** One chat call's own state, next to the turn the pipeline meters. */
+export interface ChatCall {
+  body: ChatBody;
+  model: RoutedModel;
+  includeUsage: boolean;
+  /** Upper bound of prompt tokens (request bytes: a token is at least one byte). */
+  promptBound: number;
+  /** Upper bound of output tokens (n × max_tokens). */
+  outputBound: number;
+  /** Produced text of a non-streaming reply, when usage has to be estimated. */
+  produced: string[] | null;
+  /** Streams: where the produced text is, parsed only if it has to be counted. */
+  rewriter: StreamRewriter | null;
+}
+
+export class ChatExecutor implements Executor<ChatCall> {
+  readonly #registry: ModelRegistry;
+
+  constructor(registry: ModelRegistry) {
+    this.#registry = registry;
+  }
+
+  /** Routes a validated request. `bodyBytes` is the request's size (the prompt bound). */
+  plan(body: ChatBody, bodyBytes: number | null, unknownModel: () => AppError): TurnPlan<ChatCall> {
+    const model = this.#registry.get(body.model);
+    if (!model) throw unknownModel();
+    if (model.deployments.length === 0) {
+      throw new AppError('upstream_unavailable', `No upstream is configured for ${model.id}.`, { stage: 'routing', debug: { productModel: model.id, quotaRefunded: true } });
+    }
+    const stream = body.stream === true;
+    const promptBound = bodyBytes !== null && bodyBytes > 0 ? bodyBytes : Buffer.byteLength(JSON.stringify(body.messages));
+    const outputBound = (body.n ?? 1) * body.max_tokens;
+    return {
+      executor: this,
+      product: 'chat',
+      model,
+      stream,
+      worstCase: { inputTokens: promptBound, outputTokens: outputBound },
+      call: { body, model, includeUsage: stream && body.stream_options?.include_usage === true, promptBound, outputBound, produced: null, rewriter: null },
+    };
+  }
+
+  execute(turn: Turn, call: ChatCall, exchange: Exchange): Promise<void> {
+    return call.body.stream === true ? this.#proxyStream(turn, call, exchange) : this.#proxyJson(turn, call, exchange);
+  }
+
+  /** Usage counted with the tokenizer, once: what the client is told is what settlement bills. */
+  async measure(turn: Turn, call: ChatCall): Promise<Metered> {
+    if (!turn.metered) {
+      const usage = await estimateChatUsage(call);
+      turn.metered = { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
+      turn.estimated = true;
+    }
+    return turn.metered;
+  }
+
+  async progress(_turn: Turn, call: ChatCall): Promise<Metered> {
+    const usage = await estimateChatUsage(call);
+    return { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
+  }
+
+  #send(turn: Turn, call: ChatCall, exchange: Exchange) {
+    const { body, model } = call;
+    return dispatch(turn, model.deployments, exchange.signal, {
+      endpoint: '/chat/completions',
+      body: (deployment) => {
+        body.model = deployment.model;
+        return JSON.stringify(body);
+      },
+    });
+  }
+
+  async #proxyJson(turn: Turn, call: ChatCall, exchange: Exchange): Promise<void> {
+    delete call.body.stream_options;
+    const response = await this.#send(turn, call, exchange);
+    let completion: Record<string, unknown> & { choices?: unknown; usage?: unknown };
+    try {
+      completion = (await response.body.json()) as typeof completion;
+    } catch (error) {
+      if (exchange.signal.aborted) throw error;
+      throw new UpstreamFailure('upstream_error', 'The model server sent an invalid response.', 200, error);
+    }
+    // Until the whole reply was in hand: a non-streaming client waits for all of it.
+    const upstreamMs = performance.now() - turn.upstreamFrom;
+    if (!Array.isArray(completion.choices)) throw new UpstreamFailure('upstream_error', 'The model server sent a response without choices.', 200);
+    completion.object = 'chat.completion';
+    completion.model = call.model.resolvedId;
+    for (const choice of completion.choices as { message?: Record<string, unknown>; logprobs?: unknown }[]) {
+      if (choice.logprobs === undefined) choice.logprobs = null;
+      if (choice.message && choice.message.refusal === undefined) choice.message.refusal = null;
+    }
+    const usage = saneUsage(completion.usage, call);
+    if (usage) turn.metered = { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
+    else {
+      call.produced = (completion.choices as { message?: { content?: unknown; tool_calls?: { function?: { arguments?: string } }[] } }[]).flatMap((choice) => [
+        typeof choice.message?.content === 'string' ? choice.message.content : '',
+        ...(choice.message?.tool_calls ?? []).map((toolCall) => toolCall.function?.arguments ?? ''),
+      ]);
+    }
+    // Clients always get usage: when the upstream omitted it, the estimate — the same one settlement bills.
+    completion.usage = usage ?? asUsage(await this.measure(turn, call));
+    turn.output = true;
+    exchange
+      .reply!.headers(turn.rate ? rateLimitHeaders(turn.rate) : {})
+      .header('server-timing', serverTiming(turn, upstreamMs))
+      .type('application/json')
+      .send(JSON.stringify(completion));
+  }
+
+  async #proxyStream(turn: Turn, call: ChatCall, exchange: Exchange): Promise<void> {
+    const reply = exchange.reply!;
+    const signal = exchange.signal;
+    const rewriter = new StreamRewriter(call.model.resolvedId, call.includeUsage);
+    call.rewriter = rewriter;
+    call.body.stream_options = { include_usage: true };
+    // Before the first byte to the client a failure can still fall back; the headers go out with the first event.
+    const response = await this.#send(turn, call, exchange);
+    // Until the upstream's headers: the stream's own pace is the model's, not the gateway's.
+    const timing = serverTiming(turn, performance.now() - turn.upstreamFrom);
+    const raw = reply.raw;
+    const body = response.body;
+    let midStreamError: { code: ErrorCode; message: string } | null = null;
+    try {
+      for await (const bytes of body as AsyncIterable<Buffer>) {
+        const text = rewriter.push(bytes);
+        if (text.length > 0) {
+          if (!turn.output) {
+            reply.hijack();
+            raw.writeHead(200, {
+              'content-type': 'text/event-stream; charset=utf-8',
+              'cache-control': 'no-cache',
+              connection: 'keep-alive',
+              'x-svc-request-id': turn.traceId,
+              'x-request-id': turn.traceId,
+              'server-timing': timing,
+              ...(turn.rate ? rateLimitHeaders(turn.rate) : {}),
+            });
+            turn.output = true;
+          }
+          if (!raw.write(text)) await drained(raw, turn.deadline);
+          if (signal.aborted) break;
+        }
+        if (rewriter.upstreamError) {
+          midStreamError = { code: 'upstream_error', message: `The model server failed mid-stream: ${rewriter.upstreamError.message}` };
+          break;
+        }
+        if (rewriter.done) break;
+        if (performance.now() > turn.deadline) {
+          midStreamError = { code: 'upstream_timeout', message: `The reply took longer than a turn may last (${Math.round((turn.deadline - turn.started) / 1000)} s) and was cut short.` };
+          break;
+        }
+      }
+    } catch (error) {
+      if (signal.aborted || !turn.output) throw error;
+      const failure = classifyUpstreamError(error);
+      midStreamError = { code: failure.code, message: `${failure.message} The stream was cut short.` };
+    }
+    const usage = saneUsage(rewriter.usage, call);
+    if (usage) turn.metered = { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
+    if (signal.aborted) throw new DOMException('client went away', 'AbortError');
+    if (!turn.output) {
+      // The upstream ended (or failed) without a single event: nothing was sent, so this is a clean failure.
+      throw new UpstreamFailure(midStreamError?.code ?? 'upstream_error', midStreamError?.message ?? 'The model server ended the stream without output.', 200);
+    }
+    if (!midStreamError && !rewriter.done && !rewriter.finished) {
+      midStreamError = { code: 'upstream_error', message: 'The model server ended the stream early.' };
+    }
+    if (midStreamError) {
+      turn.status = rewriter.deltas > 0 ? 'upstream_failed' : 'refunded';
+      body.destroy();
+      // The one envelope mapper, as the one `data: {"error": …}` event the SDKs understand mid-stream.
+      const envelope = envelopeFor(new AppError(midStreamError.code, midStreamError.message, { stage: 'stream' }), turn.traceId, performance.now() - turn.started);
+      raw.end(`data: ${JSON.stringify({ error: envelope.error })}\n\n`);
+      return;
+    }
+    raw.end(rewriter.end(usage ?? (call.includeUsage ? asUsage(await this.measure(turn, call)) : null)));
+  }
+}
+
+/** Token counts with a tokenizer, for when the upstream did not report usage; capped by the bounds. */
+export async function estimateChatUsage(call: Pick<ChatCall, 'body' | 'produced' | 'rewriter' | 'promptBound' | 'outputBound'>): Promise<UpstreamUsage> {
+  const estimate = new TokenEstimate(await tokenizer());
+  // The produced text first: within the estimate's bounded budget it is the part to get right.
+  const produced = call.rewriter ? call.rewriter.producedText() : call.produced;
+  const completion = produced && produced.length > 0 ? estimate.count(produced.join('')) : 0;
+  const prompt = countPromptTokens(estimate, call.body.messages);
+  const p = Math.min(prompt, call.promptBound);
+  const c = Math.min(completion, call.outputBound);
+  return { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
+}
+
+function asUsage(metered: Metered): UpstreamUsage {
+  return { prompt_tokens: metered.inputTokens, completion_tokens: metered.outputTokens, total_tokens: metered.inputTokens + metered.outputTokens };
+}
+
+/** Upstream usage if it is plausible; null (→ estimate) when absent, negative, or beyond what was asked for. */
+function saneUsage(value: unknown, call: ChatCall): UpstreamUsage | null {
+  if (!value || typeof value !== 'object') return null;
+  const { prompt_tokens: prompt, completion_tokens: completion } = value as Record<string, unknown>;
+  if (!Number.isSafeInteger(prompt) || !Number.isSafeInteger(completion)) return null;
+  const p = prompt as number;
+  const c = completion as number;
+  if (p < 0 || c < 0 || p > call.promptBound || c > call.outputBound) return null;
+  return { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
+}
+
+/** Waits until the client takes more or leaves; one that stops reading is let go at the turn's deadline. */
+function drained(res: ServerResponse, deadline: number): Promise<void> {
+  if (res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => res.destroy(), Math.max(0, deadline - performance.now()));
+    const done = () => {
+      clearTimeout(timer);
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}

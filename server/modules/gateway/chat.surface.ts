@@ -1,0 +1,44 @@
+/**
+ * `POST /v1/chat/completions` accepts more than text models: `svc-2.1-search` answers with a search and
+ * `svc-img` with images (spec §4). The surface validates the chat request once, then hands it to the
+ * planner registered for its model — the chat executor for every other model.
+ *
+ *   surface.register('svc-img', (body, principal) => images.planFromChat(body, principal));
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Config } from '../../config/config.ts';
+import type { TurnPlan } from '../../metering/executor.ts';
+import type { MeteringPipeline } from '../../metering/pipeline.ts';
+import type { Principal } from '../identity/principal.ts';
+import type { ModelRegistry } from '../model/model.registry.ts';
+import type { ChatExecutor } from './chat.executor.ts';
+import { validateChatRequest, type ChatBody, type ValidationLimits } from './chat.validate.ts';
+
+export type ChatPlanner = (body: ChatBody, principal: Principal) => TurnPlan<unknown, unknown>;
+
+export class ChatSurface {
+  readonly #pipeline: MeteringPipeline;
+  readonly #chat: ChatExecutor;
+  readonly #planners = new Map<string, ChatPlanner>();
+  readonly #limits: ValidationLimits;
+
+  constructor(config: Config, registry: ModelRegistry, pipeline: MeteringPipeline, chat: ChatExecutor) {
+    this.#pipeline = pipeline;
+    this.#chat = chat;
+    this.#limits = { maxMessages: config.gateway.maxMessages, maxOutputTokens: (model) => registry.get(model)?.maxOutputTokens };
+  }
+
+  /** Routes one product model of the chat endpoint to another executor. */
+  register(modelId: string, planner: ChatPlanner): void {
+    this.#planners.set(modelId, planner);
+  }
+
+  /** Validates and plans one request, for an authenticated principal. */
+  plan(request: FastifyRequest, principal: Principal): TurnPlan<unknown, unknown> {
+    const body = validateChatRequest(request.body, this.#limits);
+    const planner = this.#planners.get(body.model);
+    if (planner) return planner(body, principal);
+    const length = Number(request.headers['content-length']);
+    return this.#chat.plan(body, Number.isFinite(length) ? length : null, () => this.#pipeline.modelNotFound(principal, body.model));
+  }
+}

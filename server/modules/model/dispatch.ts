@@ -1,0 +1,55 @@
+/**
+ * Sending a turn's request upstream: to the model's deployments in order until one answers 200 (fallback),
+ * with one retry on the same deployment for a connection that died before answering (a stale keep-alive
+ * socket). Only ever called before the first byte reaches the client. Every executor that calls an
+ * OpenAI-compatible server (chat, images, speech) goes through here.
+ */
+import type { Dispatcher } from 'undici';
+import type { ClientSignal } from '../../metering/executor.ts';
+import type { Turn } from '../../metering/turn.ts';
+import { classifyUpstreamError, isReset, UpstreamFailure, upstreamStatusCode } from '../../metering/upstream-failure.ts';
+import type { Deployment } from './model.registry.ts';
+
+export interface UpstreamRequest {
+  /** Path below the deployment's base path, e.g. `/chat/completions`. */
+  endpoint: string;
+  /** The JSON body for this deployment (its upstream model name differs per deployment). */
+  body(deployment: Deployment): string;
+}
+
+export async function dispatch(turn: Turn, deployments: readonly Deployment[], signal: ClientSignal, request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
+  let failure: UpstreamFailure | null = null;
+  for (const deployment of deployments) {
+    // A client that left before the first dispatch costs nothing (`turn.deployment` stays null).
+    if (signal.aborted && turn.deployment === null) throw new Error('the client went away before dispatch');
+    turn.deployment = deployment.label;
+    const payload = request.body(deployment);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        const response = await deployment.pool.request({
+          path: `${deployment.basePath}${request.endpoint}`,
+          method: 'POST',
+          headers: upstreamHeaders(deployment),
+          body: payload,
+          signal: signal as unknown as AbortSignal,
+        });
+        turn.upstreamStatus = response.statusCode;
+        if (response.statusCode === 200) return response;
+        const detail = await response.body.text().catch(() => '');
+        failure = new UpstreamFailure(upstreamStatusCode(response.statusCode), `The model server answered ${response.statusCode}.`, response.statusCode, detail.slice(0, 500));
+        break;
+      } catch (error) {
+        if (signal.aborted) throw error;
+        failure = classifyUpstreamError(error);
+        if (!(failure.code === 'upstream_unavailable' && isReset(error) && attempt === 0)) break;
+      }
+    }
+  }
+  throw failure ?? new UpstreamFailure('upstream_unavailable', 'No upstream is configured for this model.', null);
+}
+
+function upstreamHeaders(deployment: Deployment): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  if (deployment.authorization) headers.authorization = deployment.authorization;
+  return headers;
+}
