@@ -92,7 +92,7 @@ describe('crash recovery', () => {
     }
   }
 
-  it('kill -9 with reservations outstanding → after restart the sweeper releases them all', async () => {
+  it('kill -9 under streams → after restart the sweeper bills each at its last checkpoint and frees every slot', async () => {
     const redisConfig = (h.mode.config as { redis: { url: string; keyPrefix: string } }).redis;
     const configFile = join(dir, 'svc.yaml');
     writeFileSync(
@@ -101,7 +101,7 @@ describe('crash recovery', () => {
         server: { host: '127.0.0.1', logLevel: 'warn' },
         database: { url: h.database.url },
         redis: redisConfig,
-        gateway: { reservationTtlSeconds: 2, sweepIntervalSeconds: 0.25 },
+        gateway: { reservationTtlSeconds: 5, sweepIntervalSeconds: 0.25, checkpointSeconds: 0.3 },
         rateLimits: relaxedLimits.rateLimits,
       }),
     );
@@ -110,7 +110,8 @@ describe('crash recovery', () => {
     const member = await createMember(h.app, h.database);
     const redis = h.app.app.services.redis.redis!;
 
-    // Four long streams, each admitted (reserved) and producing.
+    // Four long streams, each admitted (reserved) and producing; each reader counts the chunks it got.
+    const received = [0, 0, 0, 0];
     const streams = await Promise.all(
       Array.from({ length: 4 }, async () => {
         const response = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
@@ -123,6 +124,16 @@ describe('crash recovery', () => {
         return reader;
       }),
     );
+    const decoder = new TextDecoder();
+    const pumps = streams.map(async (reader, i) => {
+      for (;;) {
+        const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+        if (done) return;
+        received[i] += (decoder.decode(value).match(/"content":"tok "/g) ?? []).length;
+      }
+    });
+    // Long enough for a few checkpoints (every 0.3 s, a chunk every 0.1 s).
+    await new Promise((r) => setTimeout(r, 1200));
     expect(await redis.zcard('res:index')).toBe(4);
     const usage = async () => {
       const response = await fetch(`${h.app.url}/api/membership/usage`, { headers: { authorization: `Bearer ${member.key}` } });
@@ -133,7 +144,7 @@ describe('crash recovery', () => {
 
     child.kill('SIGKILL');
     await new Promise((r) => child!.once('exit', r));
-    await Promise.all(streams.map((reader) => reader.read().catch(() => undefined)));
+    await Promise.all(pumps);
     expect(await redis.zcard('res:index')).toBe(4);
 
     child = await spawnServer(configFile, port);
@@ -141,9 +152,24 @@ describe('crash recovery', () => {
     while ((await redis.zcard('res:index')) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(await redis.zcard('res:index')).toBe(0);
     expect(await redis.keys(`${redisConfig.keyPrefix}res:*`)).toEqual([]);
-    expect(await usage()).toBe(0);
+    expect(await redis.keys(`${redisConfig.keyPrefix}ckpt:*`)).toEqual([]);
+    expect(await redis.zcard(`streams:${member.accountId}`)).toBe(0);
     const rows = await ledgerRows(h.database, member.accountId, 4);
     expect(rows.map((row) => row.status)).toEqual(['abandoned', 'abandoned', 'abandoned', 'abandoned']);
+    // Billed for what was produced, within one checkpoint (3 chunks of one token each) — not 0, not the ceiling.
+    const produced = [...received].sort((a, b) => a - b);
+    const billed = rows.map((row) => row.output_tokens).sort((a, b) => a - b);
+    for (let i = 0; i < 4; i++) {
+      expect(billed[i]).toBeGreaterThan(0);
+      expect(billed[i]).toBeLessThanOrEqual(produced[i]! + 1);
+      expect(billed[i]).toBeGreaterThanOrEqual(produced[i]! - 5);
+    }
+    for (const row of rows) {
+      expect(row.estimated).toBe(true);
+      expect(Number(row.cost_micros)).toBeGreaterThan(0);
+      expect(Number(row.cost_micros)).toBeLessThan(Number(row.reserved_micros));
+    }
+    expect(await usage()).toBe(rows.reduce((sum, row) => sum + Number(row.cost_micros), 0));
     child.kill('SIGTERM');
     await new Promise((r) => child!.once('exit', r));
     child = null;
