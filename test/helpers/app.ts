@@ -1,11 +1,14 @@
 /**
- * Boots the real app (`buildApp`) on a random port, in one of the two modes the service supports:
- * `real` (PostgreSQL + Redis, the CI default) or `embedded` (PGlite + in-process).
+ * The one way tests boot the app: the real `buildApp` on a port chosen up front (so `server.baseUrl` and
+ * `server.webUrl` — the OAuth issuer, device verification URI, media links, allowed Origin — are the
+ * address clients really use), in one of the two modes the service supports: `real` (PostgreSQL + Redis,
+ * the CI default) or `embedded` (PGlite + in-process). Seed data with `seed(app)` (helpers/seed.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../../server/app.ts';
@@ -36,7 +39,10 @@ export interface StartOptions {
 }
 
 export async function startApp(base: Record<string, unknown>, options: StartOptions = {}): Promise<TestApp> {
-  const config = parseConfig(mergeDeep<Record<string, unknown>>(base, options.config ?? {}), { ...options.env });
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const layered = mergeDeep<Record<string, unknown>>(mergeDeep(base, { server: { baseUrl: url, webUrl: url } }), options.config ?? {});
+  const config = parseConfig(layered, { ...options.env });
   const logLines = options.logLines;
   const logger = logLines
     ? createLogger({ server: { ...config.server, logLevel: 'debug' } }, { write: (line: string) => void logLines.push(line) })
@@ -44,10 +50,16 @@ export async function startApp(base: Record<string, unknown>, options: StartOpti
       pino({ level: 'error' }, { write: (line: string) => void (line.includes('"msg":"shutdown:') && process.stderr.write(line)) });
   const app = await buildApp(config, { logger, drainMs: options.drainMs ?? 10_000 });
   await options.beforeListen?.(app);
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return { app, config, url: `http://127.0.0.1:${port}`, close: () => app.close() };
+  await app.listen({ port, host: '127.0.0.1' });
+  return { app, config, url, close: () => app.close() };
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return typeof address === 'object' && address ? address.port : 0;
 }
 
 /** Config for real PostgreSQL + Redis: a fresh database and a Redis key prefix of its own. */
@@ -56,7 +68,7 @@ export async function realMode(): Promise<{ config: Record<string, unknown>; dat
   return {
     database,
     config: {
-      server: { logLevel: 'silent', webUrl: 'http://127.0.0.1' },
+      server: { logLevel: 'silent' },
       database: { url: database.url },
       redis: { url: testRedisUrl, keyPrefix: `svc-test:${randomBytes(4).toString('hex')}:` },
     },

@@ -2,9 +2,10 @@
  * Gateway test harness: the real app (real PostgreSQL + Redis) in front of a scripted upstream, and
  * members with keys, on a plan package of choice.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { startApp, realMode, type StartOptions, type TestApp } from '../../helpers/app.ts';
 import type { TestDatabase } from '../../helpers/database.ts';
+import { seed } from '../../helpers/seed.ts';
 import { startScriptedUpstream, type ScriptedUpstream, type ScriptedUpstreamOptions } from '../../fixtures/scripted-upstream.ts';
 
 export interface Harness {
@@ -23,8 +24,6 @@ export interface Member {
   client: OpenAI;
 }
 
-let counter = 0;
-
 /** Generous rate limits by default so only tests about limits meet them. */
 export const relaxedLimits = { rateLimits: { ipPerMinute: 100_000, concurrentStreamsPerAccount: 1000 } };
 
@@ -37,7 +36,7 @@ export async function startHarness(options: StartOptions & { upstream?: Scripted
     upstream,
     database: mode.database,
     mode,
-    member: (memberOptions) => createMember(app, mode.database, memberOptions),
+    member: (memberOptions) => createMember(app, memberOptions),
     close: async () => {
       await app.close();
       await upstream.close();
@@ -46,12 +45,11 @@ export async function startHarness(options: StartOptions & { upstream?: Scripted
   };
 }
 
-export async function createMember(app: TestApp, database: TestDatabase, options: { planPackage?: string } = {}): Promise<Member> {
-  const email = `member-${process.pid}-${++counter}-${Date.now()}@example.com`;
-  const account = await app.app.services.accounts.signUp({ email, password: 'correct horse battery staple' });
-  if (options.planPackage) await database.query('update account set plan_package = $1 where id = $2', [options.planPackage, account.id]);
-  const { token } = await app.app.services.apiKeys.createForAccount(account.id, { name: 'gateway test' });
-  return { accountId: account.id, email, key: token, client: new OpenAI({ apiKey: token, baseURL: `${app.url}/v1`, maxRetries: 0 }) };
+/** A member (on a plan package of choice) with a personal key and an OpenAI client on it. */
+export async function createMember(app: TestApp, options: { planPackage?: string } = {}): Promise<Member> {
+  const member = await seed(app).member(options);
+  const { key, client } = await member.withKey('gateway test');
+  return { accountId: member.accountId, email: member.email, key, client };
 }
 
 export interface LedgerRow {

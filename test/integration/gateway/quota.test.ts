@@ -86,7 +86,7 @@ describe('pools under concurrency', () => {
   });
 
   it('402 names the window and its reset time, and the SDK sees a generic APIError', async () => {
-    const member = await createMember(h.app, h.database);
+    const member = await createMember(h.app);
     const before = h.upstream.stats.requests;
     // k requests in flight hold the whole day pool; one more does not fit.
     const inFlight = Array.from({ length: k }, () => member.client.chat.completions.create(params));

@@ -42,7 +42,7 @@ describe('Redis unreachable', () => {
       env: { SVC_UPSTREAM_URL: h.upstream.url },
     });
     try {
-      const member = await createMember(app, h.database);
+      const member = await createMember(app);
       await member.client.chat.completions.create({ model: 'auto', messages: hello });
       const before = h.upstream.stats.requests;
       cli('shutdown', 'nosave');
@@ -107,7 +107,7 @@ describe('crash recovery', () => {
     );
     const port = await freePort();
     child = await spawnServer(configFile, port);
-    const member = await createMember(h.app, h.database);
+    const member = await createMember(h.app);
     const redis = h.app.app.services.redis.redis!;
 
     // Four long streams, each admitted (reserved) and producing; each reader counts the chunks it got.
@@ -129,11 +129,13 @@ describe('crash recovery', () => {
       for (;;) {
         const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
         if (done) return;
-        received[i] += (decoder.decode(value).match(/"content":"tok "/g) ?? []).length;
+        received[i] = received[i]! + (decoder.decode(value).match(/"content":"tok "/g) ?? []).length;
       }
     });
-    // Long enough for a few checkpoints (every 0.3 s, a chunk every 0.1 s).
-    await new Promise((r) => setTimeout(r, 1200));
+    // Until every stream has checkpointed (every 0.3 s; a chunk every 0.1 s), and a little longer.
+    const checkpoints = () => redis.keys(`${redisConfig.keyPrefix}ckpt:*`);
+    while ((await checkpoints()).length < 4) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 400));
     expect(await redis.zcard('res:index')).toBe(4);
     const usage = async () => {
       const response = await fetch(`${h.app.url}/api/membership/usage`, { headers: { authorization: `Bearer ${member.key}` } });
@@ -145,6 +147,10 @@ describe('crash recovery', () => {
     child.kill('SIGKILL');
     await new Promise((r) => child!.once('exit', r));
     await Promise.all(pumps);
+    // What the dead instance last recorded for each stream.
+    const recorded = (await redis.mget((await checkpoints()).map((key) => key.slice(redisConfig.keyPrefix.length))))
+      .map((json) => (JSON.parse(json!) as { outputTokens: number }).outputTokens)
+      .sort((a, b) => a - b);
     expect(await redis.zcard('res:index')).toBe(4);
 
     child = await spawnServer(configFile, port);
@@ -156,13 +162,13 @@ describe('crash recovery', () => {
     expect(await redis.zcard(`streams:${member.accountId}`)).toBe(0);
     const rows = await ledgerRows(h.database, member.accountId, 4);
     expect(rows.map((row) => row.status)).toEqual(['abandoned', 'abandoned', 'abandoned', 'abandoned']);
-    // Billed for what was produced, within one checkpoint (3 chunks of one token each) — not 0, not the ceiling.
+    // Billed at the last checkpoint: what had been produced a moment before the crash — not 0, not the ceiling.
     const produced = [...received].sort((a, b) => a - b);
     const billed = rows.map((row) => row.output_tokens).sort((a, b) => a - b);
+    expect(billed).toEqual(recorded);
     for (let i = 0; i < 4; i++) {
       expect(billed[i]).toBeGreaterThan(0);
       expect(billed[i]).toBeLessThanOrEqual(produced[i]! + 1);
-      expect(billed[i]).toBeGreaterThanOrEqual(produced[i]! - 5);
     }
     for (const row of rows) {
       expect(row.estimated).toBe(true);

@@ -53,7 +53,7 @@ describe('deployments', () => {
       },
     });
     try {
-      const member = await createMember(app, h.database, { planPackage: 'pro' });
+      const member = await createMember(app, { planPackage: 'pro' });
       const client = new OpenAI({ apiKey: member.key, baseURL: `${app.url}/v1`, maxRetries: 0 });
       const before = { broken: broken.stats.requests, good: h.upstream.stats.requests };
       const completion = await client.chat.completions.create({ model: 'svc-2.1-pro', messages: [{ role: 'user', content: 'hi' }] });
@@ -110,8 +110,8 @@ describe('database unreachable', () => {
   });
 
   it('answers 503 service_unavailable and never calls the upstream', async () => {
-    const member = await createMember(app, h.database);
-    const uncached = await createMember(app, h.database); // its key was never used: not in the auth cache
+    const member = await createMember(app);
+    const uncached = await createMember(app); // its key was never used: not in the auth cache
     await member.client.chat.completions.create({ model: 'auto', messages: [{ role: 'user', content: 'hi' }] });
     const before = h.upstream.stats.requests;
     proxy.close();

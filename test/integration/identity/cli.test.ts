@@ -8,18 +8,18 @@ import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { realMode } from '../../helpers/app.ts';
+import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
 import { testRedisUrl } from '../../helpers/env.ts';
-import { bootIdentityApp, Browser, sleep, uniqueEmail, type IdentityApp } from './identity-harness.ts';
+import { Browser, sleep, uniqueEmail } from '../../helpers/browser.ts';
 
 const repo = resolve(import.meta.dirname, '../../..');
 let setup: Awaited<ReturnType<typeof realMode>>;
-let server: IdentityApp;
+let server: TestApp;
 const configHome = mkdtempSync(join(tmpdir(), 'svc-cli-'));
 
 beforeAll(async () => {
   setup = await realMode();
-  server = await bootIdentityApp(setup.config, { auth: { devicePollIntervalSeconds: 1 } });
+  server = await startApp(setup.config, { config: { auth: { devicePollIntervalSeconds: 1 } } });
 });
 
 afterAll(async () => {

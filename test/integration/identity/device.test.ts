@@ -5,11 +5,11 @@
  */
 import * as oauth from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { realMode } from '../../helpers/app.ts';
-import { bootIdentityApp, Browser, sleep, uniqueEmail, uniqueIp, type GraphQLResult, type IdentityApp } from './identity-harness.ts';
+import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
+import { Browser, sleep, uniqueEmail, uniqueIp, type GraphQLResult } from '../../helpers/browser.ts';
 
 let setup: Awaited<ReturnType<typeof realMode>>;
-let server: IdentityApp;
+let server: TestApp;
 
 const OPEN = 'query Open($code: String!) { deviceAuthorization(userCode: $code) { userCode clientName state } }';
 const APPROVE = 'mutation Approve($code: String!) { approveDevice(userCode: $code) { userCode clientName state } }';
@@ -19,11 +19,11 @@ beforeAll(async () => {
   setup = await realMode();
   // 127.0.0.1 is a trusted proxy, so each member browses from an address of its own (X-Forwarded-For) and
   // the per-IP wrong-code lock of one test does not spill into the next.
-  server = await bootIdentityApp(setup.config, {
+  server = await startApp(setup.config, { config: {
     server: { trustedProxies: ['127.0.0.1'] },
     auth: { devicePollIntervalSeconds: 1 },
     rateLimits: { deviceStartPerMinute: 1000 },
-  });
+  } });
 });
 
 afterAll(async () => {
@@ -333,10 +333,7 @@ describe('spec device endpoints', () => {
 
 describe('device start rate limit', () => {
   it('answers 429 rate_limited with Retry-After past the per-IP limit', async () => {
-    const limited = await bootIdentityApp(
-      { ...setup.config, redis: { ...(setup.config.redis as object), keyPrefix: `svc-test:limit-${Date.now()}:` } },
-      { rateLimits: { deviceStartPerMinute: 3 } },
-    );
+    const limited = await startApp({ ...setup.config, redis: { ...(setup.config.redis as object), keyPrefix: `svc-test:limit-${Date.now()}:` } }, { config: { rateLimits: { deviceStartPerMinute: 3 } } });
     try {
       const statuses: number[] = [];
       let last: Response | null = null;

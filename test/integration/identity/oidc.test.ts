@@ -6,17 +6,17 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { realMode } from '../../helpers/app.ts';
-import { bootIdentityApp, Browser, freePort, uniqueEmail, type IdentityApp } from './identity-harness.ts';
+import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
+import { Browser, freePort, uniqueEmail } from '../../helpers/browser.ts';
 
 let setup: Awaited<ReturnType<typeof realMode>>;
-let server: IdentityApp;
+let server: TestApp;
 let idp: ScriptedProvider;
 
 beforeAll(async () => {
   setup = await realMode();
   idp = await scriptedProvider('svc-web');
-  server = await bootIdentityApp(setup.config, { oidc: { issuer: idp.issuer, clientId: 'svc-web', label: 'Example SSO' } });
+  server = await startApp(setup.config, { config: { oidc: { issuer: idp.issuer, clientId: 'svc-web', label: 'Example SSO' } } });
 });
 
 afterAll(async () => {

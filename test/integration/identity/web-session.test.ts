@@ -7,18 +7,18 @@
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { realMode } from '../../helpers/app.ts';
-import { bootIdentityApp, Browser, uniqueEmail, uniqueIp, type IdentityApp } from './identity-harness.ts';
+import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
+import { Browser, uniqueEmail, uniqueIp } from '../../helpers/browser.ts';
 
 let setup: Awaited<ReturnType<typeof realMode>>;
-let server: IdentityApp;
+let server: TestApp;
 const logLines: string[] = [];
 /** Every secret this file sees, to look for in the database dump and the logs. */
 const secrets = new Set<string>();
 
 beforeAll(async () => {
   setup = await realMode();
-  server = await bootIdentityApp(setup.config, { auth: { throttle: { signInPerMinutePerIp: 1000, signUpPerHourPerIp: 1000 } } }, logLines);
+  server = await startApp(setup.config, { config: { auth: { throttle: { signInPerMinutePerIp: 1000, signUpPerHourPerIp: 1000 } } }, logLines: logLines });
 });
 
 afterAll(async () => {
@@ -63,7 +63,7 @@ describe('sign-up and sign-in', () => {
   });
 
   it('sets Secure when the web URL is https', async () => {
-    const secure = await bootIdentityApp(setup.config, {});
+    const secure = await startApp(setup.config, { config: {} });
     try {
       const response = await fetch(`${secure.url}/api/membership/auth/signup`, {
         method: 'POST',
@@ -75,7 +75,7 @@ describe('sign-up and sign-in', () => {
     } finally {
       await secure.close();
     }
-    const https = await bootIdentityApp(setup.config, {});
+    const https = await startApp(setup.config, { config: {} });
     (https.config.server as { webUrl: string }).webUrl = 'https://svc.example.com';
     try {
       const response = await fetch(`${https.url}/api/membership/auth/signup`, {
@@ -152,7 +152,7 @@ describe('sign-up and sign-in', () => {
     await server.app.services.lastUsed.flush();
     const hash = (await setup.database.query(`select token_hash from session order by created_at desc limit 1`)).rows[0].token_hash as string;
     // A fresh instance (cold cache) judges from the database.
-    const fresh = await bootIdentityApp(setup.config, {});
+    const fresh = await startApp(setup.config, { config: {} });
     try {
       const probe = new Browser(fresh.url);
       probe.cookie = browser.cookie;
@@ -170,10 +170,7 @@ describe('sign-up and sign-in', () => {
   });
 
   it('throttles sign-in per account with 429 and Retry-After', async () => {
-    const strict = await bootIdentityApp(
-      { ...setup.config, redis: { ...(setup.config.redis as object), keyPrefix: `svc-test:signin-${Date.now()}:` } },
-      { auth: { throttle: { signInPerHourPerAccount: 3 } } },
-    );
+    const strict = await startApp({ ...setup.config, redis: { ...(setup.config.redis as object), keyPrefix: `svc-test:signin-${Date.now()}:` } }, { config: { auth: { throttle: { signInPerHourPerAccount: 3 } } } });
     try {
       const email = uniqueEmail('throttle');
       const statuses: number[] = [];
@@ -193,10 +190,7 @@ describe('sign-up and sign-in', () => {
 
 describe('sign-in throttling does not lock the owner out', () => {
   it('an attacker elsewhere exhausts the per-account limit; the owner still signs in from a known address or by email code', async () => {
-    const strict = await bootIdentityApp(
-      { ...setup.config, redis: { ...(setup.config.redis as object), keyPrefix: `svc-test:owner-${Date.now()}:` } },
-      { server: { trustedProxies: ['127.0.0.1'] }, auth: { throttle: { signInPerHourPerAccount: 3 } } },
-    );
+    const strict = await startApp({ ...setup.config, redis: { ...(setup.config.redis as object), keyPrefix: `svc-test:owner-${Date.now()}:` } }, { config: { server: { trustedProxies: ['127.0.0.1'] }, auth: { throttle: { signInPerHourPerAccount: 3 } } } });
     try {
       const email = uniqueEmail('owner');
       const owner = new Browser(strict.url);
@@ -225,10 +219,7 @@ describe('sign-in throttling does not lock the owner out', () => {
   });
 
   it('concurrent wrong passwords cannot get past the per-account limit', async () => {
-    const strict = await bootIdentityApp(
-      { ...setup.config, redis: { ...(setup.config.redis as object), keyPrefix: `svc-test:burst-${Date.now()}:` } },
-      { server: { trustedProxies: ['127.0.0.1'] }, auth: { throttle: { signInPerHourPerAccount: 3 } } },
-    );
+    const strict = await startApp({ ...setup.config, redis: { ...(setup.config.redis as object), keyPrefix: `svc-test:burst-${Date.now()}:` } }, { config: { server: { trustedProxies: ['127.0.0.1'] }, auth: { throttle: { signInPerHourPerAccount: 3 } } } });
     try {
       const email = uniqueEmail('burst');
       await strict.app.services.accounts.signUp({ email, password });

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Executor, TurnPlan } from '../../../server/metering/executor.ts';
-import type { Metered, MeterUnit, Product } from '../../../server/metering/turn.ts';
+import type { Metered, MeterUnit, Product, Turn } from '../../../server/metering/turn.ts';
 import { UpstreamFailure } from '../../../server/metering/upstream-failure.ts';
 import { sha256Hex } from '../../../server/modules/identity/credential-token.ts';
 import type { Payer, Principal } from '../../../server/modules/identity/principal.ts';
@@ -20,7 +20,7 @@ afterAll(() => h?.close());
 
 /** An executor that "produces" what it is told, or fails before output. */
 class ScriptedExecutor implements Executor<{ produce: Metered | null }, { delivered: Metered }> {
-  async execute(turn: import('../../../server/metering/turn.ts').Turn, call: { produce: Metered | null }) {
+  async execute(turn: Turn, call: { produce: Metered | null }) {
     turn.deployment = 'scripted';
     if (!call.produce) throw new UpstreamFailure('upstream_unavailable', 'The scripted backend is down.', 503);
     turn.metered = call.produce;

@@ -1,42 +1,8 @@
 /**
- * Boots the real app for identity tests on a port chosen up front, so `server.baseUrl` (the OAuth issuer
- * and the device verification URI) is the address clients really use. Helpers act like a browser: they
- * keep the session cookie and send our Origin.
+ * A `Browser` for tests: keeps the session cookie and sends our Origin, like the web app in a real
+ * browser; unique emails and addresses so tests can run side by side.
  */
-import { createServer } from 'node:net';
-import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
-import { buildApp } from '../../../server/app.ts';
-import { parseConfig, type Config } from '../../../server/config/config.ts';
-import { mergeDeep } from '../../../server/config/merge.ts';
-import { createLogger } from '../../../server/log.ts';
-
-export interface IdentityApp {
-  app: FastifyInstance;
-  config: Config;
-  url: string;
-  close(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return typeof address === 'object' && address ? address.port : 0;
-}
-
-export async function bootIdentityApp(base: Record<string, unknown>, extra: Record<string, unknown> = {}, logLines?: string[]): Promise<IdentityApp> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const config = parseConfig(mergeDeep(mergeDeep(base, { server: { baseUrl: url, webUrl: url } }), extra));
-  const logger = logLines
-    ? createLogger({ server: { ...config.server, logLevel: 'debug' } }, { write: (line: string) => void logLines.push(line) })
-    : pino({ level: 'silent' });
-  const app = await buildApp(config, { logger });
-  await app.listen({ port, host: '127.0.0.1' });
-  return { app, config, url, close: () => app.close() };
-}
+export { freePort } from './app.ts';
 
 export interface GraphQLResult<T> {
   data?: T | null;
