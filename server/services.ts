@@ -7,6 +7,7 @@
  * `chatSurface.register('svc-img', (body, principal) => images.planFromChat(body, principal))`.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from './config/config.ts';
 import type { Database } from './db/orm.ts';
@@ -97,7 +98,9 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
 
   const windows = new PoolWindows(config.timezone);
   const events = new UsageEvents(createPubSubFor(redis, warn('usage event fan-out failed')), redis.keyPrefix);
-  const pools = notifyingStore(redis.redis ? new RedisPoolStore(redis.redis) : new SqlPoolStore(db), events);
+  // Names this process in the pools' heartbeats and reservations, so others can tell when it died.
+  const instanceId = randomUUID();
+  const pools = notifyingStore(redis.redis ? new RedisPoolStore(redis.redis, instanceId) : new SqlPoolStore(db, instanceId), events);
   const settlement = new Settlement(config, db, pools, logger);
   const sweeper = new Sweeper(config, db, pools, windows, logger);
   const registry = new ModelRegistry(config, { connectionsPerUpstream: config.gateway.connectionsPerUpstream });
@@ -146,6 +149,7 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
       pipeline.checkpoints.close();
       sweeper.close();
       await closeWithin(log, 'ledger settlement', () => settlement.close());
+      await closeWithin(log, 'instance heartbeat', () => sweeper.leave());
       await closeWithin(log, 'upstream pools', () => registry.close());
       await closeWithin(log, 'usage events', () => events.close());
       identity.close();

@@ -2,10 +2,11 @@
  * Pools in Redis: one Lua script admits a request — GCRA rate limits, the concurrent-stream cap and the
  * reservation against day, week and month — atomically, in one round trip. Keys (all under the configured
  * prefix): `pool:<payer>:<class>:<windowKey>` (used micros, reservations included), `res:<requestId>`
- * (the reservation: `cost|payer|class|dayKey|weekKey|monthKey|stream`), `res:index` (zset of
+ * (the reservation: `cost|payer|class|dayKey|weekKey|monthKey|stream|instance`), `res:index` (zset of
  * reservations by expiry, for the sweeper), `streams:<payer>` (zset of open streams by expiry),
- * `ckpt:<requestId>` (a running stream's last checkpoint: the ledger row as JSON). `<requestId>` is always
- * the turn id svc generated.
+ * `ckpt:<requestId>` (a running stream's last checkpoint: the ledger row as JSON), `res:inst:<instance>`
+ * (the reservations an instance holds) and `instances` (zset of instance heartbeats, by Redis's clock).
+ * `<requestId>` is always the turn id svc generated.
  */
 import type { Redis } from 'ioredis';
 import type { ModelClass } from '../config/config.ts';
@@ -18,6 +19,8 @@ import type { CurrentWindows } from './windows.ts';
 
 /** Pool counters outlive their window by a week so the usage page can still show them. */
 const POOL_KEY_SLACK_MS = 7 * 24 * 3600_000;
+/** An instance that has not heartbeaten for this long is dead: the sweeper settles what it held. */
+export const DEAD_AFTER_MS = 10_000;
 /** A checkpoint outlives any reservation (its TTL is at most a day) so the sweeper still finds it. */
 const CHECKPOINT_TTL_MS = 2 * 24 * 3600_000;
 
@@ -57,11 +60,13 @@ if cap > 0 then
 end
 redis.call('SET', KEYS[k + 4], ARGV[a + 10], 'PX', ttl + 86400000)
 redis.call('ZADD', KEYS[k + 5], now + ttl, ARGV[a + 9])
+redis.call('SADD', KEYS[k + 6], ARGV[a + 9])
 return {0, bind, remaining, math.ceil(reset)}
 `;
 
 /**
- * Settles a batch in one call. Per entry, KEYS: res, index, pool day/week/month, streams, checkpoint; ARGV: requestId,
+ * Settles a batch in one call. Per entry, KEYS: res, index, pool day/week/month, streams, checkpoint, the owner
+ * instance's reservation set; ARGV: requestId,
  * actual cost, pool expiries (3). Returns per entry 1 when the reservation existed (pools move by
  * actual − reserved), 0 when it was already gone: whoever removed it accounted for it (the sweeper to the
  * ledger's cost; after a Redis loss, reconciliation raises the pools to the ledger), so nothing moves —
@@ -69,8 +74,8 @@ return {0, bind, remaining, math.ceil(reset)}
  */
 const settleScript = `
 local out = {}
-for i = 0, #KEYS / 7 - 1 do
-  local k, a = i * 7, i * 5
+for i = 0, #KEYS / 8 - 1 do
+  local k, a = i * 8, i * 5
   local reserved = redis.call('GET', KEYS[k + 1])
   local existed = 0
   if reserved then
@@ -88,6 +93,7 @@ for i = 0, #KEYS / 7 - 1 do
   end
   redis.call('ZREM', KEYS[k + 6], ARGV[a + 1])
   redis.call('DEL', KEYS[k + 7])
+  redis.call('SREM', KEYS[k + 8], ARGV[a + 1])
   out[i + 1] = existed
 end
 return out
@@ -106,7 +112,21 @@ end
 return raised
 `;
 
+/** KEYS: instances. ARGV: instance id. Records a heartbeat at Redis's own clock (instances' clocks may differ). */
+const heartbeatScript = `
+local t = redis.call('TIME')
+redis.call('ZADD', KEYS[1], t[1] * 1000 + math.floor(t[2] / 1000), ARGV[1])
+return 1
+`;
+/** KEYS: instances. ARGV: how long without a heartbeat counts as dead (ms). Returns the dead instance ids. */
+const deadInstancesScript = `
+local t = redis.call('TIME')
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', t[1] * 1000 + math.floor(t[2] / 1000) - tonumber(ARGV[1]), 'LIMIT', 0, 100)
+`;
+
 type PoolRedis = Redis & {
+  svcHeartbeat(numKeys: number, ...args: (string | number)[]): Promise<number>;
+  svcDeadInstances(numKeys: number, ...args: (string | number)[]): Promise<string[]>;
   svcAdmit(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
   svcSettle(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
   svcRaise(numKeys: number, ...args: (string | number)[]): Promise<number>;
@@ -118,9 +138,14 @@ export function poolKey(payerId: string, cls: ModelClass, windowKey: string): st
 
 export class RedisPoolStore implements PoolStore {
   readonly #redis: PoolRedis;
+  /** This instance: its reservations are listed in `res:inst:<id>`, its heartbeat in `instances`. */
+  readonly #instanceId: string;
 
-  constructor(redis: Redis) {
+  constructor(redis: Redis, instanceId: string) {
+    this.#instanceId = instanceId;
     this.#redis = redis as PoolRedis;
+    this.#redis.defineCommand('svcHeartbeat', { lua: heartbeatScript });
+    this.#redis.defineCommand('svcDeadInstances', { lua: deadInstancesScript });
     this.#redis.defineCommand('svcAdmit', { lua: admitScript });
     this.#redis.defineCommand('svcSettle', { lua: settleScript });
     this.#redis.defineCommand('svcRaise', { lua: raiseScript });
@@ -149,7 +174,7 @@ export class RedisPoolStore implements PoolStore {
     const day = poolKey(payerId, request.class, windows.day.key);
     const week = poolKey(payerId, request.class, windows.week.key);
     const month = poolKey(payerId, request.class, windows.month.key);
-    args.push(`streams:${payerId}`, day, week, month, `res:${request.requestId}`, 'res:index');
+    args.push(`streams:${payerId}`, day, week, month, `res:${request.requestId}`, 'res:index', `res:inst:${this.#instanceId}`);
     args.push(n);
     for (const rule of rateRules) {
       const { emissionMs, toleranceMs } = gcraParams(rule);
@@ -167,9 +192,9 @@ export class RedisPoolStore implements PoolStore {
       windows.week.resetsAt.getTime() + POOL_KEY_SLACK_MS,
       windows.month.resetsAt.getTime() + POOL_KEY_SLACK_MS,
       request.requestId,
-      `${request.reserveMicros}|${payerId}|${request.class}|${windows.day.key}|${windows.week.key}|${windows.month.key}|${request.streamCap > 0 ? 1 : 0}`,
+      `${request.reserveMicros}|${payerId}|${request.class}|${windows.day.key}|${windows.week.key}|${windows.month.key}|${request.streamCap > 0 ? 1 : 0}|${this.#instanceId}`,
     );
-    const result = await this.#redis.svcAdmit(n + 6, ...args);
+    const result = await this.#redis.svcAdmit(n + 7, ...args);
     switch (result[0]) {
       case 0:
         return { ok: true, rate: { allowed: true, rule: rateRules[result[1]! - 1]!, remaining: result[2]!, resetMs: result[3]!, retryAfterMs: 0 } };
@@ -190,25 +215,53 @@ export class RedisPoolStore implements PoolStore {
     if (items.length === 0) return [];
     const keys: string[] = [];
     const args: (string | number)[] = [];
-    for (const { ref, costMicros } of items) this.#settleArgs(keys, args, ref.requestId, ref.payerId, ref.class, ref.windows, costMicros);
+    for (const { ref, costMicros } of items) this.#settleArgs(keys, args, ref.requestId, ref.payerId, ref.class, ref.windows, costMicros, this.#instanceId);
     const existed = await this.#redis.svcSettle(keys.length, ...keys, ...args);
     return existed.map((flag) => flag === 1);
   }
 
   async expired(now: number, limit: number): Promise<ExpiredReservation[]> {
     const ids = await this.#redis.zrangebyscore('res:index', '-inf', now, 'LIMIT', 0, limit);
+    return this.#load(ids, (id) => this.#redis.zrem('res:index', id));
+  }
+
+  async heartbeat(): Promise<void> {
+    await this.#redis.svcHeartbeat(1, 'instances', this.#instanceId);
+  }
+
+  async orphaned(limit: number): Promise<ExpiredReservation[]> {
+    const dead = (await this.#redis.svcDeadInstances(1, 'instances', DEAD_AFTER_MS)).filter((id) => id !== this.#instanceId);
+    for (const instance of dead) {
+      const set = `res:inst:${instance}`;
+      const ids = await this.#redis.srandmember(set, limit);
+      if (ids.length === 0) {
+        // Everything it held is settled: forget the instance.
+        await this.#redis.multi().zrem('instances', instance).del(set).exec();
+        continue;
+      }
+      return this.#load(ids, (id) => this.#redis.srem(set, id));
+    }
+    return [];
+  }
+
+  async leave(): Promise<void> {
+    await this.#redis.zrem('instances', this.#instanceId);
+  }
+
+  /** Reservation records and checkpoints of these turns; ids whose record is gone are dropped from their index. */
+  async #load(ids: string[], drop: (id: string) => Promise<unknown>): Promise<ExpiredReservation[]> {
     if (ids.length === 0) return [];
     const [records, checkpoints] = await Promise.all([this.#redis.mget(ids.map((id) => `res:${id}`)), this.#redis.mget(ids.map((id) => `ckpt:${id}`))]);
     const out: ExpiredReservation[] = [];
     ids.forEach((requestId, i) => {
       const record = records[i];
       if (!record) {
-        this.#redis.zrem('res:index', requestId).catch(() => undefined);
+        drop(requestId).catch(() => undefined);
         return;
       }
-      const [cost, payerId, cls] = record.split('|');
+      const [cost, payerId, cls, , , , , instanceId] = record.split('|');
       const checkpoint = checkpoints[i] ? (JSON.parse(checkpoints[i]!) as LedgerEntry) : null;
-      out.push({ requestId, payerId: payerId!, class: cls as ModelClass, reservedMicros: Number(cost), checkpoint });
+      out.push({ requestId, payerId: payerId!, class: cls as ModelClass, reservedMicros: Number(cost), instanceId: instanceId ?? null, checkpoint });
     });
     return out;
   }
@@ -225,7 +278,7 @@ export class RedisPoolStore implements PoolStore {
   async settleExpired(requestId: string, costMicros: Micros): Promise<boolean> {
     const record = await this.#redis.get(`res:${requestId}`);
     if (!record) return false;
-    const [, payerId, cls, day, week, month] = record.split('|') as [string, string, ModelClass, string, string, string];
+    const [, payerId, cls, day, week, month, , owner] = record.split('|') as [string, string, ModelClass, string, string, string, string, string | undefined];
     const windows = {
       day: { key: day, resetsAt: new Date(0) },
       week: { key: week, resetsAt: new Date(0) },
@@ -233,7 +286,7 @@ export class RedisPoolStore implements PoolStore {
     } as unknown as CurrentWindows;
     const keys: string[] = [];
     const args: (string | number)[] = [];
-    this.#settleArgs(keys, args, requestId, payerId, cls, windows, costMicros);
+    this.#settleArgs(keys, args, requestId, payerId, cls, windows, costMicros, owner ?? this.#instanceId);
     const [existed] = await this.#redis.svcSettle(keys.length, ...keys, ...args);
     return existed === 1;
   }
@@ -244,7 +297,16 @@ export class RedisPoolStore implements PoolStore {
     return slots.map(({ cls, window }, i) => ({ class: cls, window, usedMicros: Math.max(0, Number(values[i] ?? 0)) }));
   }
 
-  #settleArgs(keys: string[], args: (string | number)[], requestId: string, payerId: string, cls: ModelClass, windows: CurrentWindows, costMicros: Micros): void {
+  #settleArgs(
+    keys: string[],
+    args: (string | number)[],
+    requestId: string,
+    payerId: string,
+    cls: ModelClass,
+    windows: CurrentWindows,
+    costMicros: Micros,
+    owner: string,
+  ): void {
     keys.push(
       `res:${requestId}`,
       'res:index',
@@ -253,6 +315,7 @@ export class RedisPoolStore implements PoolStore {
       poolKey(payerId, cls, windows.month.key),
       `streams:${payerId}`,
       `ckpt:${requestId}`,
+      `res:inst:${owner}`,
     );
     args.push(
       requestId,

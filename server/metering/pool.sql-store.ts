@@ -27,8 +27,8 @@ with locked as (
   where payer_id = ? and class = ? and window_key in (?, ?, ?) and (select ok from verdict)
   returning window_key
 ), reserved as (
-  insert into usage_reservation (request_id, payer_id, class, day_key, week_key, month_key, reserved_micros, stream, expires_at)
-  select ?, ?, ?, ?, ?, ?, ?, ?, ? where (select ok from verdict)
+  insert into usage_reservation (request_id, payer_id, class, day_key, week_key, month_key, reserved_micros, stream, expires_at, instance_id)
+  select ?, ?, ?, ?, ?, ?, ?, ?, ?, ? where (select ok from verdict)
   returning request_id
 )
 select (select ok from verdict) as ok,
@@ -55,14 +55,17 @@ returning 1 as done
 
 export class SqlPoolStore implements PoolStore {
   readonly #db: Database;
+  /** Embedded mode runs one instance: reservations another instance id made were left by a process that died. */
+  readonly #instanceId: string;
   readonly #gcra = new LocalGcra();
   /** Open streams per payer (single instance). */
   readonly #streams = new Map<string, Set<string>>();
   /** Counter rows known to exist (account|class|windowKey of the day). */
   readonly #ensured = new Set<string>();
 
-  constructor(db: Database) {
+  constructor(db: Database, instanceId: string) {
     this.#db = db;
+    this.#instanceId = instanceId;
   }
 
   #execute<T>(sql: string, params: unknown[]): Promise<T[]> {
@@ -95,7 +98,7 @@ export class SqlPoolStore implements PoolStore {
         keys[0], limits.day, keys[1], limits.week, keys[2], limits.month,
         n,
         n, payerId, cls, ...keys,
-        request.requestId, payerId, cls, ...keys, n, request.streamCap > 0, new Date(Date.now() + request.ttlMs),
+        request.requestId, payerId, cls, ...keys, n, request.streamCap > 0, new Date(Date.now() + request.ttlMs), this.#instanceId,
         n,
       ],
     );
@@ -134,15 +137,28 @@ export class SqlPoolStore implements PoolStore {
   }
 
   async expired(now: number, limit: number): Promise<ExpiredReservation[]> {
-    const rows = await this.#execute<{ request_id: string; payer_id: string; class: ModelClass; reserved_micros: number | string; checkpoint: LedgerEntry | string | null }>(
-      `select request_id, payer_id, class, reserved_micros, checkpoint from usage_reservation where expires_at < ? order by expires_at limit ?`,
-      [new Date(now), limit],
+    return this.#reservations(`expires_at < ?`, [new Date(now)], limit);
+  }
+
+  async heartbeat(): Promise<void> {}
+
+  async orphaned(limit: number): Promise<ExpiredReservation[]> {
+    return this.#reservations(`instance_id is distinct from ?`, [this.#instanceId], limit);
+  }
+
+  async leave(): Promise<void> {}
+
+  async #reservations(where: string, params: unknown[], limit: number): Promise<ExpiredReservation[]> {
+    const rows = await this.#execute<{ request_id: string; payer_id: string; class: ModelClass; reserved_micros: number | string; instance_id: string | null; checkpoint: LedgerEntry | string | null }>(
+      `select request_id, payer_id, class, reserved_micros, instance_id, checkpoint from usage_reservation where ${where} order by expires_at limit ?`,
+      [...params, limit],
     );
     return rows.map((row) => ({
       requestId: row.request_id,
       payerId: row.payer_id,
       class: row.class,
       reservedMicros: Number(row.reserved_micros),
+      instanceId: row.instance_id,
       checkpoint: typeof row.checkpoint === 'string' ? (JSON.parse(row.checkpoint) as LedgerEntry) : row.checkpoint,
     }));
   }

@@ -56,6 +56,8 @@ export interface ExpiredReservation {
   payerId: string;
   class: ModelClass;
   reservedMicros: Micros;
+  /** The instance that made it (null for reservations older than heartbeats). */
+  instanceId: string | null;
   /** The last checkpoint of a stream (what it had produced, as a ledger row), or null. */
   checkpoint: LedgerEntry | null;
 }
@@ -76,6 +78,12 @@ export interface PoolStore {
   checkpoint(items: readonly { ref: ReservationRef; entry: LedgerEntry }[]): Promise<void>;
   /** Reservations past their TTL, oldest first, with their last checkpoint. */
   expired(now: number, limit: number): Promise<ExpiredReservation[]>;
+  /** Records that this instance is alive (every few seconds). */
+  heartbeat(): Promise<void>;
+  /** Reservations of instances that stopped heartbeating (they died): settled by the sweeper at once, not at their TTL. */
+  orphaned(limit: number): Promise<ExpiredReservation[]>;
+  /** This instance is shutting down cleanly (after settling everything it held). */
+  leave(): Promise<void>;
   /** Settles an expired reservation to `costMicros`; false when another sweeper or the owner got there first. */
   settleExpired(requestId: string, costMicros: Micros): Promise<boolean>;
   /** Used micros of the current windows (reservations included), for every class. */

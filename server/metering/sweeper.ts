@@ -1,5 +1,7 @@
 /**
- * The backstop for turns whose instance died. Reservations past their TTL are settled: to the cost of
+ * The backstop for turns whose instance died. Each instance heartbeats every few seconds; the reservations
+ * of an instance that stopped (killed, crashed, cut off) are settled within seconds of its silence (a dead
+ * instance's stream slots are freed with them), and any reservation past its TTL too. Each is settled: to the cost of
  * their ledger row when it was written (the instance died between the ledger and Redis), else to their
  * last checkpoint — what the stream had produced a few seconds before the crash, written as an
  * `abandoned` row marked `estimated` — else released at zero. Safe to run on every instance at once: the
@@ -17,6 +19,7 @@ import type { ExpiredReservation, LedgerFloor, PoolStore } from './pool.store.ts
 import type { PoolWindows } from './windows.ts';
 
 const RECONCILE_INTERVAL_MS = 5 * 60_000;
+const HEARTBEAT_MS = 2_000;
 const PAGE = 100;
 
 export class Sweeper {
@@ -28,6 +31,7 @@ export class Sweeper {
   readonly #sweepMs: number;
   #sweepTimer: NodeJS.Timeout | null = null;
   #reconcileTimer: NodeJS.Timeout | null = null;
+  #heartbeatTimer: NodeJS.Timeout | null = null;
 
   constructor(config: Config, db: Database, store: PoolStore, windows: PoolWindows, log: Logger) {
     this.#db = db;
@@ -39,6 +43,9 @@ export class Sweeper {
   }
 
   start(): void {
+    const heartbeat = () => void this.#store.heartbeat().catch((error: unknown) => this.#log.warn({ err: error }, 'instance heartbeat failed'));
+    heartbeat();
+    this.#heartbeatTimer = setInterval(heartbeat, HEARTBEAT_MS).unref();
     if (this.#store.raiseToLedger) {
       const reconcile = () => void this.reconcile().catch((error: unknown) => this.#log.warn({ err: error }, 'pool reconciliation failed'));
       setImmediate(reconcile);
@@ -47,42 +54,56 @@ export class Sweeper {
     this.#sweepTimer = setInterval(() => void this.sweep().catch((error: unknown) => this.#log.warn({ err: error }, 'reservation sweep failed')), this.#sweepMs).unref();
   }
 
+  /** Stops the timers. Call `leave()` once settlement has flushed everything this instance held. */
   close(): void {
-    for (const timer of [this.#sweepTimer, this.#reconcileTimer]) if (timer) clearInterval(timer);
+    for (const timer of [this.#sweepTimer, this.#reconcileTimer, this.#heartbeatTimer]) if (timer) clearInterval(timer);
   }
 
-  /** Settles or releases reservations past their TTL. Returns how many it took. */
+  /** Tells the other instances this one stopped cleanly (nothing of its own is left to sweep). */
+  leave(): Promise<void> {
+    return this.#store.leave();
+  }
+
+  /** Settles the reservations of dead instances and those past their TTL. Returns how many it took. */
   async sweep(now = Date.now()): Promise<number> {
     let done = 0;
-    for (;;) {
-      const expired = await this.#store.expired(now, PAGE);
-      if (expired.length === 0) return done;
-      const ids = expired.map((r) => r.requestId);
-      const rows = await this.#db.orm.em
-        .getConnection()
-        .execute<{ request_id: string; cost_micros: number | string }[]>(
-          `select request_id, cost_micros from usage_ledger where request_id in (${ids.map(() => '?').join(', ')})`,
-          ids,
-          'all',
-        );
-      const settled = new Map(rows.map((row) => [row.request_id, Number(row.cost_micros)]));
-      const abandoned: LedgerEntry[] = [];
-      for (const reservation of expired) {
-        const written = settled.get(reservation.requestId);
-        const entry = written === undefined ? abandonedEntry(reservation) : null;
-        // The ledger row first (unique on the turn id): if two sweepers race, only one row exists and only
-        // the one that claims the reservation moves the pools.
-        if (entry) await insertLedgerRows(this.#db, this.#currency, [entry]);
-        const claimed = await this.#store.settleExpired(reservation.requestId, written ?? entry!.costMicros);
-        if (claimed && entry) abandoned.push(entry);
-        done++;
+    for (const source of [() => this.#store.orphaned(PAGE), () => this.#store.expired(now, PAGE)]) {
+      // Bounded: each round removes what it read (settled, or dropped from its index when already gone).
+      for (let round = 0; round < 1000; round++) {
+        const batch = await source();
+        if (batch.length === 0) break;
+        done += await this.#settle(batch);
       }
-      if (abandoned.length > 0) {
-        const billed = abandoned.filter((entry) => entry.costMicros > 0).length;
-        this.#log.warn({ count: abandoned.length, billedAtCheckpoint: billed }, 'settled reservations abandoned by a dead instance');
-      }
-      if (expired.length < PAGE) return done;
     }
+    return done;
+  }
+
+  async #settle(expired: ExpiredReservation[]): Promise<number> {
+    const ids = expired.map((r) => r.requestId);
+    const rows = await this.#db.orm.em
+      .getConnection()
+      .execute<{ request_id: string; cost_micros: number | string }[]>(
+        `select request_id, cost_micros from usage_ledger where request_id in (${ids.map(() => '?').join(', ')})`,
+        ids,
+        'all',
+      );
+    const settled = new Map(rows.map((row) => [row.request_id, Number(row.cost_micros)]));
+    const abandoned: LedgerEntry[] = [];
+    for (const reservation of expired) {
+      const written = settled.get(reservation.requestId);
+      const entry = written === undefined ? abandonedEntry(reservation) : null;
+      // The ledger row first (unique on the turn id), then the pools: a crash in between leaves a row and a
+      // reservation, which the next sweep settles to that row's cost. Two sweepers racing write one row and
+      // only the one that claims the reservation moves the pools.
+      if (entry) await insertLedgerRows(this.#db, this.#currency, [entry]);
+      const claimed = await this.#store.settleExpired(reservation.requestId, written ?? entry!.costMicros);
+      if (claimed && entry) abandoned.push(entry);
+    }
+    if (abandoned.length > 0) {
+      const billed = abandoned.filter((entry) => entry.costMicros > 0).length;
+      this.#log.warn({ count: abandoned.length, billedAtCheckpoint: billed }, 'settled reservations abandoned by a dead instance');
+    }
+    return expired.length;
   }
 
   /**

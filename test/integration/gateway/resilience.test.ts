@@ -180,4 +180,61 @@ describe('crash recovery', () => {
     await new Promise((r) => child!.once('exit', r));
     child = null;
   });
+
+  it('kill -9 → another instance reclaims the dead one’s reservations and stream slots within 30 s, long before their TTL', async () => {
+    const redisConfig = (h.mode.config as { redis: { url: string; keyPrefix: string } }).redis;
+    const configFile = join(dir, 'svc-dead.yaml');
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        server: { host: '127.0.0.1', logLevel: 'warn' },
+        database: { url: h.database.url },
+        redis: redisConfig,
+        gateway: { reservationTtlSeconds: 3600, checkpointSeconds: 0.3 },
+        rateLimits: { ...relaxedLimits.rateLimits, concurrentStreamsPerAccount: 2 },
+      }),
+    );
+    const port = await freePort();
+    child = await spawnServer(configFile, port);
+    const member = await createMember(h.app);
+    const redis = h.app.app.services.redis.redis!;
+    const open = () =>
+      fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${member.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'svc-2.1', stream: true, messages: [{ role: 'user', content: '#script {"intervalMs":100,"chunks":1000}' }] }),
+      });
+    const readers = await Promise.all([open(), open()].map(async (response) => {
+      const reader = (await response).body!.getReader();
+      await reader.read();
+      return reader;
+    }));
+    // The cap (2) is full: a third stream is refused.
+    expect((await open()).status).toBe(429);
+    expect(await redis.zcard(`streams:${member.accountId}`)).toBe(2);
+
+    const killedAt = Date.now();
+    child.kill('SIGKILL');
+    await new Promise((r) => child!.once('exit', r));
+    child = null;
+    await Promise.all(readers.map((reader) => reader.cancel().catch(() => undefined)));
+    // This instance's sweeper (driven here instead of its 15 s timer) takes them once the dead one is silent.
+    const { sweeper } = h.app.app.services;
+    while ((await redis.zcard(`streams:${member.accountId}`)) > 0 && Date.now() - killedAt < 30_000) {
+      await sweeper.sweep();
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(Date.now() - killedAt).toBeLessThan(30_000);
+    expect(await redis.zcard(`streams:${member.accountId}`)).toBe(0);
+    const rows = await ledgerRows(h.database, member.accountId, 2);
+    expect(rows.map((row) => row.status)).toEqual(['abandoned', 'abandoned']);
+    // The slots are free: a new stream is admitted on a live instance.
+    const again = await fetch(`${h.app.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${member.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'svc-2.1', stream: true, messages: [{ role: 'user', content: 'hello again' }] }),
+    });
+    expect(again.status).toBe(200);
+    await again.text();
+  }, 60_000);
 });
