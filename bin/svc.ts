@@ -79,7 +79,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    const known = error instanceof CliError || error instanceof AppError || (error as { name?: string }).name === 'ConfigError' || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    const known = error instanceof CliError || error instanceof AppError || ['ConfigError', 'DatabaseInUseError'].includes((error as { name?: string }).name ?? '') || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     process.stderr.write(`svc: ${known ? (error as Error).message : (error as Error).stack}\n`);
     process.exit(1);
   },

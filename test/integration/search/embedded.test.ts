@@ -40,7 +40,7 @@ function pgliteMode(): Mode {
 describe.each([
   ['PostgreSQL', postgresMode],
   ['PGlite', async () => pgliteMode()],
-])('embedded search on %s', (_name, makeMode) => {
+])('embedded search on %s', (name, makeMode) => {
   let mode: Mode;
   let corpus: string;
   let db: Database | undefined;
@@ -156,5 +156,15 @@ describe.each([
     expect(stopWords.results).toEqual([]);
     expect(stopWords.warnings).toEqual(['The query has no searchable words (only common words or punctuation), so it matched nothing.']);
     expect((await search.search('xylophone')).result.warnings).toEqual([]);
+  });
+
+  it.skipIf(name !== 'PGlite')('refuses to ingest into a PGlite directory another process has open', async () => {
+    // The previous test still holds the database open in this (the test) process.
+    const run = await svc(['search', 'stats'], mode.env);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(new RegExp(`^svc: the embedded database in \\S+ is in use by process ${process.pid} \\(a running svc\\?\\): stop it first, or set DATABASE_URL to use PostgreSQL\n$`));
+    await db!.close();
+    db = undefined;
+    expect((await svc(['search', 'stats'], mode.env)).code).toBe(0);
   });
 });
