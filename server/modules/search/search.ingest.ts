@@ -145,6 +145,7 @@ function urlSource(input: string): IngestSource {
         throw new IngestError('not a valid URL');
       }
       if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new IngestError(`only http and https URLs are fetched, not ${url.protocol.slice(0, -1)}`);
+      if (url.href.length > 2048) throw new IngestError('the URL is longer than 2048 characters');
       const page = await fetchPage(url, options);
       const fallback = lastSegment(url).replace(/\.[a-z0-9]+$/i, '') || url.hostname;
       const extracted = extract(page.text, page.format, fallback);
