@@ -18,8 +18,6 @@ import { SearxngProvider } from './providers/searxng.provider.ts';
 import { TavilyProvider } from './providers/tavily.provider.ts';
 
 export const maxQueryChars = 400;
-/** The most results any request may ask for; `search.maxResults` may lower it. */
-export const maxResultsLimit = 50;
 
 export interface SearchOptions {
   maxResults?: number;
