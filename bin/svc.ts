@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 /**
  * The `svc` command: `login`, `whoami`, `logout`, `models` talk to a running server (base URL from
- * --base-url, SVC_BASE_URL, or http://localhost:8080); `admin create-user` writes to the configured
- * database directly (same environment as the server: DATABASE_URL, REDIS_URL, SVC_CONFIG).
+ * --base-url, SVC_BASE_URL, or http://localhost:8080); `admin create-user`, `search ingest` and
+ * `search stats` work on the configured database directly (same environment as the server:
+ * DATABASE_URL, REDIS_URL, SVC_CONFIG).
  */
 import { parseArgs } from 'node:util';
 import { createUser } from '../server/cli/admin-commands.ts';
 import { CliError, login, logout, models, whoami, type CliContext } from '../server/cli/client-commands.ts';
+import { searchIngest, searchStats } from '../server/cli/search-commands.ts';
 import { AppError } from '../server/errors/app-error.ts';
 
 const usage = `usage:
@@ -14,7 +16,11 @@ const usage = `usage:
   svc whoami                                  show the signed-in account
   svc logout                                  revoke the stored session token
   svc models                                  list the models you may use
-  svc admin create-user --email E --password P [--role member|support|admin]`;
+  svc admin create-user --email E --password P [--role member|support|admin]
+  svc search ingest <file|dir|urls.txt|URL>… [--base-url URL] [--timeout-ms N] [--max-bytes N]
+                                              add Markdown, HTML and text to the embedded search index
+                                              (--base-url: where the files live on the web)
+  svc search stats                            documents, size, last ingest and top domains of that index`;
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -26,6 +32,8 @@ async function main(argv: string[]): Promise<number> {
       email: { type: 'string' },
       password: { type: 'string' },
       role: { type: 'string' },
+      'timeout-ms': { type: 'string' },
+      'max-bytes': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -57,6 +65,12 @@ async function main(argv: string[]): Promise<number> {
       if (sub !== 'create-user') break;
       await createUser(process.env, values, context.out);
       return 0;
+    case 'search': {
+      const io = { out: context.out, write: (text: string) => void process.stdout.write(text), tty: process.stdout.isTTY === true, columns: process.stdout.columns };
+      if (sub === 'ingest') return searchIngest(process.env, positionals.slice(2), values, io);
+      if (sub === 'stats') return searchStats(process.env, io);
+      break;
+    }
   }
   context.err(`unknown command: ${positionals.join(' ')}\n${usage}`);
   return 2;
@@ -65,7 +79,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    const known = error instanceof CliError || error instanceof AppError || (error as { name?: string }).name === 'ConfigError' || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    const known = error instanceof CliError || error instanceof AppError || ['ConfigError', 'DatabaseInUseError'].includes((error as { name?: string }).name ?? '') || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     process.stderr.write(`svc: ${known ? (error as Error).message : (error as Error).stack}\n`);
     process.exit(1);
   },

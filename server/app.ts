@@ -24,6 +24,7 @@ import { modelRoutes } from './modules/model/model.rest.ts';
 import { planRoutes } from './modules/plan/plan.rest.ts';
 import { chatCompletionsPath, gatewayRoutes } from './modules/gateway/gateway.rest.ts';
 import { usageRoutes } from './modules/usage/usage.rest.ts';
+import { searchRoutes } from './modules/search/search.rest.ts';
 import { sessionRoutes } from './modules/session/session.rest.ts';
 import { createServices, type Services } from './services.ts';
 
@@ -102,6 +103,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(modelRoutes);
   await app.register(gatewayRoutes);
   await app.register(usageRoutes);
+  await app.register(searchRoutes);
   await app.register(graphqlRoutes);
   await app.register(spaRoutes);
   return app;

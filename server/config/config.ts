@@ -134,6 +134,50 @@ const OidcModel = z.strictObject({
   label: z.string().min(1).default('Single sign-on'),
 });
 
+const HttpUrlModel = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' });
+
+/** Hosted search (DESIGN §8.3): which provider answers `web_search`, and how. */
+export const SearchProviderNameModel = z.enum(['embedded', 'searxng', 'brave', 'tavily']);
+export type SearchProviderName = z.infer<typeof SearchProviderNameModel>;
+
+const SearchModel = z
+  .strictObject({
+    provider: SearchProviderNameModel.default('embedded'),
+    /** Results when the caller asks for no number, and the most it may ask for. */
+    maxResults: z.number().int().min(1).max(50).default(10),
+    /** Identical queries within this many seconds are answered from the cache (Redis when configured); 0 = off. */
+    cacheSeconds: z.number().int().min(0).max(86_400).default(60),
+    searxng: z
+      .strictObject({
+        /** Base URL of a SearXNG instance with `json` in `search.formats`; `SVC_SEARCH_URL` sets it. */
+        url: HttpUrlModel.optional(),
+        timeoutMs: z.number().int().positive().default(5000),
+      })
+      .prefault({}),
+    brave: z
+      .strictObject({
+        apiKeyEnv: z.string().min(1).default('BRAVE_API_KEY'),
+        baseUrl: HttpUrlModel.default('https://api.search.brave.com/res/v1'),
+        timeoutMs: z.number().int().positive().default(5000),
+      })
+      .prefault({}),
+    tavily: z
+      .strictObject({
+        apiKeyEnv: z.string().min(1).default('TAVILY_API_KEY'),
+        baseUrl: HttpUrlModel.default('https://api.tavily.com'),
+        timeoutMs: z.number().int().positive().default(10_000),
+        searchDepth: z.enum(['basic', 'advanced']).default('basic'),
+        /** Ask Tavily for its generated short answer (the `answer` field of svc.search.v1). */
+        includeAnswer: z.boolean().default(false),
+      })
+      .prefault({}),
+  })
+  .superRefine((search, ctx) => {
+    if (search.provider === 'searxng' && !search.searxng.url) {
+      ctx.addIssue({ code: 'custom', path: ['searxng', 'url'], message: 'required when search.provider is searxng (or set SVC_SEARCH_URL)' });
+    }
+  });
+
 const FileConfigModel = z.strictObject({
   server: z
     .strictObject({
@@ -194,12 +238,14 @@ const FileConfigModel = z.strictObject({
       credentialPerMinute: z.number().int().positive().optional(),
     })
     .prefault({}),
+  search: SearchModel.prefault({}),
 });
 
 export type FileConfig = z.infer<typeof FileConfigModel>;
 export type ProductModelConfig = z.infer<typeof ProductModelModel>;
 export type PlanConfig = z.infer<typeof PlanModel>;
 export type PlanId = keyof FileConfig['plans'];
+export type SearchConfig = FileConfig['search'];
 
 export type Config = FileConfig & {
   server: FileConfig['server'] & { baseUrl: string; webUrl: string };
@@ -256,6 +302,13 @@ export function parseConfig(input: unknown, env: Env = {}): Config {
   for (const name of [config.mail.smtp?.passwordEnv, config.oidc?.clientSecretEnv]) {
     if (name) secrets[name] = env[name];
   }
+  // An API search provider without its key would fail every search: refuse to start instead.
+  const searchProvider = config.search.provider;
+  if (searchProvider === 'brave' || searchProvider === 'tavily') {
+    const keyEnv = config.search[searchProvider].apiKeyEnv;
+    secrets[keyEnv] = env[keyEnv];
+    if (!secrets[keyEnv]) throw new ConfigError(`invalid config at search.${searchProvider}.apiKeyEnv: the environment variable ${keyEnv} is not set`);
+  }
   return {
     ...config,
     server: { ...config.server, baseUrl, webUrl: stripSlash(config.server.webUrl ?? baseUrl) },
@@ -270,10 +323,16 @@ function envOverrides(env: Env): Record<string, unknown> {
   if (env.SVC_BASE_URL) server.baseUrl = env.SVC_BASE_URL;
   if (env.SVC_WEB_URL) server.webUrl = env.SVC_WEB_URL;
   if (env.LOG_LEVEL) server.logLevel = env.LOG_LEVEL;
+  const searchUrl = env.SVC_SEARCH_URL;
+  if (searchUrl !== undefined && !HttpUrlModel.safeParse(searchUrl).success) {
+    throw new ConfigError(`invalid config at SVC_SEARCH_URL: expected an http(s) URL of a SearXNG instance, got ${JSON.stringify(searchUrl)}`);
+  }
   return {
     server,
     database: env.DATABASE_URL ? { url: env.DATABASE_URL } : {},
     redis: env.REDIS_URL ? { url: env.REDIS_URL } : {},
+    // Quick start like SVC_UPSTREAM_URL: one SearXNG instance answers every search.
+    search: searchUrl ? { provider: 'searxng', searxng: { url: stripSlash(searchUrl) } } : {},
   };
 }
 

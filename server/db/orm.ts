@@ -12,6 +12,7 @@ import { migrationsList } from '../../migrations/index.ts';
 import type { Config } from '../config/config.ts';
 import { withTimeout } from '../infra/deadline.ts';
 import { entities } from './entities.ts';
+import { lockDataDir } from './pglite-lock.ts';
 
 export type Orm = SqlMikroORM;
 export type Em = SqlEntityManager;
@@ -48,6 +49,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
   };
   const url = config.database.url;
   let orm: Orm;
+  let unlock: () => void = () => undefined;
   if (url) {
     // Only the driver in use is loaded: PGlite alone costs ~80 MB of memory.
     const { MikroORM: PostgresORM } = await import('@mikro-orm/postgresql');
@@ -55,13 +57,18 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
   } else {
     const dataDir = resolve(config.database.dataDir, 'pglite');
     mkdirSync(dataDir, { recursive: true });
+    unlock = lockDataDir(resolve(config.database.dataDir));
     const { MikroORM: PgliteORM } = await import('@mikro-orm/pglite');
-    orm = (await PgliteORM.init({ ...shared, dbName: dataDir })) as unknown as Orm;
+    orm = (await PgliteORM.init({ ...shared, dbName: dataDir }).catch((error: unknown) => {
+      unlock();
+      throw error;
+    })) as unknown as Orm;
   }
   try {
     await orm.migrator.up();
   } catch (error) {
     await orm.close(true);
+    unlock();
     throw error;
   }
   const mode = url ? 'postgres' : 'embedded';
@@ -75,6 +82,9 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
     query: async (sql, params) => {
       await orm.em.getConnection().getClient().executeQuery(CompiledQuery.raw(sql, [...params]));
     },
-    close: () => orm.close(),
+    close: async () => {
+      await orm.close();
+      unlock();
+    },
   };
 }
