@@ -20,6 +20,8 @@ import { createLogger, fixedFieldLogger } from './log.ts';
 import { accountRoutes } from './modules/account/account.rest.ts';
 import { apiKeyRoutes } from './modules/api-key/api-key.rest.ts';
 import { deviceAuthRoutes } from './modules/device-auth/device-auth.rest.ts';
+import { mediaRoutes } from './modules/media/media.rest.ts';
+import { MediaService } from './modules/media/media.service.ts';
 import { modelRoutes } from './modules/model/model.rest.ts';
 import { planRoutes } from './modules/plan/plan.rest.ts';
 import { chatCompletionsPath, gatewayRoutes } from './modules/gateway/gateway.rest.ts';
@@ -47,6 +49,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     throw error;
   });
   const services = createServices(config, db, redis, log);
+  // Built here until the composition root takes it (services.ts is being reworked on main).
+  const media = new MediaService(config, log);
 
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
@@ -69,6 +73,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onClose', async () => {
     services.identity.close();
     await closeWithin(log, 'last-used flush', () => services.lastUsed.close());
+    await closeWithin(log, 'media', () => media.close());
     await Promise.all([closeWithin(log, 'database', () => db.close()), closeWithin(log, 'redis', () => redis.close())]);
   });
 
@@ -105,6 +110,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(modelRoutes);
   await app.register(gatewayRoutes);
   await app.register(usageRoutes);
+  await app.register(mediaRoutes, { media });
+  media.start();
   await app.register(graphqlRoutes);
   await app.register(spaRoutes);
   return app;
