@@ -7,6 +7,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/config.ts';
 import { MediaRetention } from './media.retention.ts';
 import { mediaName, type MediaBody, type MediaRef, type MediaStorage, type PutOptions, type StoredMedia } from './media.storage.ts';
+import { EspeakEngine } from './speech/espeak.engine.ts';
+import type { SpeechEngine } from './speech/speech.engine.ts';
 import { LocalMediaStorage } from './storage.local.ts';
 import { S3MediaStorage } from './storage.s3.ts';
 
@@ -26,6 +28,8 @@ export function createMediaStorage(config: Config): MediaStorage {
 export class MediaService {
   readonly storage: MediaStorage;
   readonly retention: MediaRetention;
+  /** What speaks for `svc-tts` without an upstream (config `media.tts.engine`); null = none. Starts on first use. */
+  readonly speech: SpeechEngine | null;
   private readonly baseUrl: string;
   private readonly retentionDays: number;
 
@@ -33,6 +37,7 @@ export class MediaService {
     this.storage = storage;
     this.baseUrl = config.server.baseUrl;
     this.retentionDays = config.media.retentionDays;
+    this.speech = config.media.tts.engine === 'embedded' ? new EspeakEngine() : null;
     this.retention = new MediaRetention(storage, { retentionDays: config.media.retentionDays, sweepMinutes: config.media.retentionSweepMinutes }, log);
   }
 
@@ -57,6 +62,7 @@ export class MediaService {
 
   async close(): Promise<void> {
     await this.retention.stop();
+    await this.speech?.close();
     await this.storage.close();
   }
 }
