@@ -170,6 +170,18 @@ describe('speech formats', () => {
     if (format === 'wav') expect(Buffer.concat(rest).readUInt32LE(40)).toBe(0xffffffff);
   });
 
+  it('started() waits for the first bytes, and surfaces a source that fails before any', async () => {
+    const ok = encodeAudio(chunked(signal(0.3, 24_000), 24_000), 'mp3');
+    await ok.started();
+    expect((await ok.whole())[0]).toBe(0xff);
+
+    async function* broken(): AsyncIterable<PcmChunk> {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      throw new Error('engine failed');
+    }
+    await expect(encodeAudio(broken(), 'mp3').started()).rejects.toThrow('engine failed');
+  });
+
   it('destroying the body stops pulling from the source', async () => {
     let pulled = 0;
     let finished = false;

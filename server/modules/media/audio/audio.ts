@@ -4,6 +4,7 @@
  * piped to the client as it is produced. `transcodeAudio` puts a decoder in front, for an engine or
  * upstream that produced another format than the one asked for.
  */
+import { once } from 'node:events';
 import { Readable } from 'node:stream';
 import { FLACDecoder } from '@wasm-audio-decoders/flac';
 import { MPEGDecoder } from 'mpg123-decoder';
@@ -107,6 +108,17 @@ export class EncodedAudio {
 
   get seconds(): number {
     return this.secondsSoFar;
+  }
+
+  /**
+   * Resolves when the first bytes are ready (or the audio ended empty); rejects with the source's error
+   * if it failed first. Await it before sending the response headers, so that an engine or upstream
+   * that fails at once is still a JSON error and not a cut-off 200.
+   */
+  async started(): Promise<void> {
+    if (this.body.readableLength > 0 || this.body.readableEnded) return;
+    if (this.body.errored) throw this.body.errored;
+    await once(this.body, 'readable');
   }
 
   /** The whole file (for storing it or a non-streamed reply), with lengths and checksums filled in. */
