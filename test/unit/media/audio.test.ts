@@ -177,7 +177,8 @@ describe('speech formats', () => {
 
     async function* broken(): AsyncIterable<PcmChunk> {
       await new Promise((resolve) => setTimeout(resolve, 10));
-      throw new Error('engine failed');
+      if (Date.now() > 0) throw new Error('engine failed');
+      yield { samples: new Int16Array(1), sampleRate: 24_000 };
     }
     await expect(encodeAudio(broken(), 'mp3').started()).rejects.toThrow('engine failed');
   });
