@@ -6,4 +6,6 @@ export interface AudioEncoder {
   end(): Uint8Array[];
   /** With the whole file in hand: fills in what a stream cannot know up front (lengths, checksums). */
   finalize?(file: Buffer): Buffer;
+  /** Frees what the garbage collector cannot (WebAssembly memory); called however the stream ends. */
+  dispose?(): void;
 }

@@ -72,11 +72,15 @@ export class EncodedAudio {
     return new EncodedAudio(
       format,
       async function* (audio) {
-        for await (const samples of resampled(pcm, outputSampleRate)) {
-          audio.secondsSoFar += samples.length / outputSampleRate;
-          yield* asBuffers(encoder.write(samples));
+        try {
+          for await (const samples of resampled(pcm, outputSampleRate)) {
+            audio.secondsSoFar += samples.length / outputSampleRate;
+            yield* asBuffers(encoder.write(samples));
+          }
+          yield* asBuffers(encoder.end());
+        } finally {
+          encoder.dispose?.();
         }
-        yield* asBuffers(encoder.end());
       },
       encoder.finalize?.bind(encoder),
     );

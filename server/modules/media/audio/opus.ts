@@ -24,6 +24,7 @@ export class OggOpusEncoder implements AudioEncoder {
   private samplesIn = 0;
   private framesOut = 0;
   private headersSent = false;
+  private disposed = false;
 
   constructor(sampleRate: number, bitrate = 48_000) {
     if (![8000, 12000, 16000, 24000, 48000].includes(sampleRate)) throw new Error(`Opus cannot encode ${sampleRate} Hz`);
@@ -61,8 +62,13 @@ export class OggOpusEncoder implements AudioEncoder {
     this.pending = new Int16Array(0);
     while (this.packets.length > packetsPerPage) out.push(this.page(this.packets.splice(0, packetsPerPage), false));
     out.push(this.page(this.packets.splice(0), true));
-    this.opus.delete();
     return out;
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.opus.delete();
   }
 
   private encodeFrame(frame: Int16Array): void {
