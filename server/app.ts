@@ -20,6 +20,7 @@ import { createLogger, fixedFieldLogger } from './log.ts';
 import { accountRoutes } from './modules/account/account.rest.ts';
 import { apiKeyRoutes } from './modules/api-key/api-key.rest.ts';
 import { deviceAuthRoutes } from './modules/device-auth/device-auth.rest.ts';
+import { mediaRoutes } from './modules/media/media.rest.ts';
 import { modelRoutes } from './modules/model/model.rest.ts';
 import { planRoutes } from './modules/plan/plan.rest.ts';
 import { chatCompletionsPath, gatewayRoutes } from './modules/gateway/gateway.rest.ts';
@@ -48,6 +49,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     throw error;
   });
   const services = createServices(config, db, redis, log);
+  // Built here until the composition root takes it (services.ts is being reworked on main).
 
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
@@ -104,6 +106,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(gatewayRoutes);
   await app.register(usageRoutes);
   await app.register(searchRoutes);
+  await app.register(mediaRoutes);
   await app.register(graphqlRoutes);
   await app.register(spaRoutes);
   return app;

@@ -28,6 +28,7 @@ import { OidcService } from './modules/account/oidc.service.ts';
 import { ApiKeyService } from './modules/api-key/api-key.service.ts';
 import { DeviceAuthService } from './modules/device-auth/device-auth.service.ts';
 import { ChatExecutor } from './modules/gateway/chat.executor.ts';
+import { MediaService } from './modules/media/media.service.ts';
 import { ChatSurface } from './modules/gateway/chat.surface.ts';
 import { IdentityService } from './modules/identity/identity.service.ts';
 import { LastUsedRecorder } from './modules/identity/last-used.ts';
@@ -78,6 +79,8 @@ export interface Services {
   pipeline: MeteringPipeline;
   /** `POST /v1/chat/completions`: validation, then the planner of the requested model. */
   chatSurface: ChatSurface;
+  /** Stored images and audio (local directory or S3), their retention job, the embedded speech engine. */
+  media: MediaService;
   /** Starts timers and subscriptions (sweeper, settlement health, checkpoints, usage events). */
   start(): void;
   /** Stops everything in reverse dependency order, flushing what is queued; each step has a deadline. */
@@ -114,6 +117,7 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
     log: logger,
   });
   const chatSurface = new ChatSurface(config, registry, pipeline, new ChatExecutor(registry));
+  const media = new MediaService(config, log);
 
   return {
     config,
@@ -139,11 +143,13 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
     registry,
     pipeline,
     chatSurface,
+    media,
     start() {
       settlement.start();
       sweeper.start();
       pipeline.checkpoints.start();
       events.start();
+      media.start();
     },
     async close() {
       pipeline.checkpoints.close();
@@ -152,6 +158,7 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
       await closeWithin(log, 'instance heartbeat', () => sweeper.leave());
       await closeWithin(log, 'upstream pools', () => registry.close());
       await closeWithin(log, 'usage events', () => events.close());
+      await closeWithin(log, 'media', () => media.close());
       identity.close();
       await closeWithin(log, 'last-used flush', () => lastUsed.close());
       await Promise.all([closeWithin(log, 'database', () => db.close()), closeWithin(log, 'redis', () => redis.close())]);

@@ -3,7 +3,7 @@
  * anything invalid fails with a message naming the key. Everything else receives the typed `Config`.
  */
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { defaultModels, defaultPlans } from './catalogue.ts';
@@ -177,6 +177,48 @@ const SearchModel = z
       ctx.addIssue({ code: 'custom', path: ['searxng', 'url'], message: 'required when search.provider is searxng (or set SVC_SEARCH_URL)' });
     }
   });
+/** Where generated images and audio are kept (DESIGN §8.5); served at `/v1/media/<id>.<ext>`. */
+const MediaStorageModel = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('local'),
+    /** Unset = `<database.dataDir>/media`. Several instances need a shared directory. */
+    dir: z.string().min(1).optional(),
+  }),
+  z.strictObject({
+    kind: z.literal('s3'),
+    /** Unset = AWS S3 itself; any S3-compatible server (MinIO, R2, Ceph, …) by URL. */
+    endpoint: z.url().optional(),
+    region: z.string().min(1).default('us-east-1'),
+    bucket: z.string().min(1),
+    /** Prepended to every object key, so the bucket can hold other things. */
+    prefix: z.string().regex(/^([A-Za-z0-9._-]+\/)*$/, 'expected folder names ending in "/", or empty').default(''),
+    /** Names of the environment variables holding the credentials; unset = the AWS SDK's default chain. */
+    accessKeyIdEnv: z.string().min(1).optional(),
+    secretAccessKeyEnv: z.string().min(1).optional(),
+    /** true for most self-hosted servers (`endpoint/bucket/key` instead of `bucket.endpoint/key`). */
+    forcePathStyle: z.boolean().default(false),
+  }),
+]);
+
+const MediaModel = z.strictObject({
+  storage: MediaStorageModel.prefault({ kind: 'local' }),
+  /** Stored media older than this is deleted by the retention job. */
+  retentionDays: z.number().positive().default(30),
+  /** How often each instance looks for expired media. */
+  retentionSweepMinutes: z.number().positive().default(60),
+  /** Output tokens billed per generated 1024×1024 image (scaled by area). */
+  imageOutputTokens: z.number().int().positive().default(1000),
+  /** Output tokens billed per second of generated audio. */
+  audioTokensPerSecond: z.number().int().positive().default(25),
+  /** Longest song `svc-music` may be asked for (`duration`). */
+  maxMusicSeconds: z.number().int().positive().default(240),
+  tts: z
+    .strictObject({
+      /** What speaks for `svc-tts` when it has no upstream: the embedded espeak-ng (WebAssembly), or nothing. */
+      engine: z.enum(['embedded', 'none']).default('embedded'),
+    })
+    .prefault({}),
+});
 
 const FileConfigModel = z.strictObject({
   server: z
@@ -229,6 +271,7 @@ const FileConfigModel = z.strictObject({
       maxMessages: z.number().int().positive().default(256),
     })
     .prefault({}),
+  media: MediaModel.prefault({}),
   rateLimits: z
     .strictObject({
       ipPerMinute: z.number().int().positive().default(600),
@@ -247,8 +290,13 @@ export type PlanConfig = z.infer<typeof PlanModel>;
 export type PlanId = keyof FileConfig['plans'];
 export type SearchConfig = FileConfig['search'];
 
+export type MediaStorageConfig =
+  | (Extract<z.infer<typeof MediaStorageModel>, { kind: 'local' }> & { dir: string })
+  | Extract<z.infer<typeof MediaStorageModel>, { kind: 's3' }>;
+
 export type Config = FileConfig & {
   server: FileConfig['server'] & { baseUrl: string; webUrl: string };
+  media: FileConfig['media'] & { storage: MediaStorageConfig };
   /** Quick-start route for every model without its own deployment (`SVC_UPSTREAM_URL`). */
   defaultUpstream: { baseUrl: string; apiKey: string | undefined } | null;
   /** Secrets referenced from the YAML by environment variable name, resolved once here. */
@@ -299,7 +347,9 @@ export function parseConfig(input: unknown, env: Env = {}): Config {
   for (const upstream of Object.values(config.upstreams)) {
     if (upstream.apiKeyEnv) secrets[upstream.apiKeyEnv] = env[upstream.apiKeyEnv];
   }
-  for (const name of [config.mail.smtp?.passwordEnv, config.oidc?.clientSecretEnv]) {
+  const storage = config.media.storage;
+  const mediaSecrets = storage.kind === 's3' ? [storage.accessKeyIdEnv, storage.secretAccessKeyEnv] : [];
+  for (const name of [config.mail.smtp?.passwordEnv, config.oidc?.clientSecretEnv, ...mediaSecrets]) {
     if (name) secrets[name] = env[name];
   }
   // An API search provider without its key would fail every search: refuse to start instead.
@@ -309,9 +359,19 @@ export function parseConfig(input: unknown, env: Env = {}): Config {
     secrets[keyEnv] = env[keyEnv];
     if (!secrets[keyEnv]) throw new ConfigError(`invalid config at search.${searchProvider}.apiKeyEnv: the environment variable ${keyEnv} is not set`);
   }
+  if (storage.kind === 's3') {
+    for (const key of ['accessKeyIdEnv', 'secretAccessKeyEnv'] as const) {
+      const name = storage[key];
+      if (name && !env[name]) throw new ConfigError(`invalid config at media.storage.${key}: environment variable ${name} is not set`);
+    }
+  }
   return {
     ...config,
     server: { ...config.server, baseUrl, webUrl: stripSlash(config.server.webUrl ?? baseUrl) },
+    media: {
+      ...config.media,
+      storage: storage.kind === 'local' ? { ...storage, dir: storage.dir ?? join(config.database.dataDir, 'media') } : storage,
+    },
     defaultUpstream: upstreamUrl ? { baseUrl: stripSlash(upstreamUrl), apiKey: env.SVC_UPSTREAM_API_KEY } : null,
     secrets,
   };
@@ -337,6 +397,11 @@ function envOverrides(env: Env): Record<string, unknown> {
 }
 
 function checkReferences(config: FileConfig): void {
+  const storage = config.media.storage;
+  if (storage.kind === 's3' && (storage.accessKeyIdEnv === undefined) !== (storage.secretAccessKeyEnv === undefined)) {
+    const missing = storage.accessKeyIdEnv === undefined ? 'accessKeyIdEnv' : 'secretAccessKeyEnv';
+    throw new ConfigError(`invalid config at media.storage.${missing}: set both accessKeyIdEnv and secretAccessKeyEnv, or neither`);
+  }
   for (const [planId, plan] of Object.entries(config.plans)) {
     plan.models?.forEach((id, index) => {
       if (!config.models[id]) throw new ConfigError(`invalid config at plans.${planId}.models.${index}: unknown model ${id}`);

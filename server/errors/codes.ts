@@ -155,6 +155,14 @@ export const errorCodes = {
     message: 'The request body is too large.',
     messageZh: '请求体过大。',
   }),
+  range_not_satisfiable: code({
+    status: 416,
+    type: 'invalid_request_error',
+    stage: 'validation',
+    actions: ['fix_request'],
+    message: 'The requested byte range is outside the file.',
+    messageZh: '请求的字节范围超出了文件大小。',
+  }),
   unsupported_media_type: code({
     status: 415,
     type: 'invalid_request_error',

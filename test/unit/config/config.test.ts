@@ -56,9 +56,38 @@ describe('config', () => {
     [{ models: { auto: { tier: 'fast', inputPrice: 1, outputPrice: 1, routesTo: 'ghost' } } }, 'models.auto.routesTo'],
     [{ serverr: {} }, 'serverr'],
     [{ rateLimits: { ipPerMinute: 0 } }, 'rateLimits.ipPerMinute'],
+    [{ media: { storage: { kind: 'ftp' } } }, 'media.storage.kind'],
+    [{ media: { storage: { kind: 's3' } } }, 'media.storage.bucket'],
+    [{ media: { storage: { kind: 's3', bucket: 'b', accessKeyIdEnv: 'K' } } }, 'media.storage.secretAccessKeyEnv'],
+    [{ media: { storage: { kind: 's3', bucket: 'b', prefix: '../x' } } }, 'media.storage.prefix'],
+    [{ media: { retentionDays: 0 } }, 'media.retentionDays'],
+    [{ media: { tts: { engine: 'festival' } } }, 'media.tts.engine'],
   ])('invalid config %j names its key', (input, key) => {
     expect(() => parseConfig(input)).toThrow(ConfigError);
     expect(() => parseConfig(input)).toThrow(key);
+  });
+
+  it('media defaults: local storage under the data directory, 30 days, the embedded speech engine', () => {
+    const config = parseConfig({ database: { dataDir: '/srv/svc' } });
+    expect(config.media).toEqual({
+      storage: { kind: 'local', dir: join('/srv/svc', 'media') },
+      retentionDays: 30,
+      retentionSweepMinutes: 60,
+      imageOutputTokens: 1000,
+      audioTokensPerSecond: 25,
+      maxMusicSeconds: 240,
+      tts: { engine: 'embedded' },
+    });
+  });
+
+  it('S3 credentials are environment references, resolved once and required when named', () => {
+    const s3 = { kind: 's3', bucket: 'media', accessKeyIdEnv: 'MEDIA_KEY', secretAccessKeyEnv: 'MEDIA_SECRET', forcePathStyle: true };
+    const config = parseConfig({ media: { storage: s3 } }, { MEDIA_KEY: 'id', MEDIA_SECRET: 'secret' });
+    expect(config.media.storage).toEqual({ ...s3, region: 'us-east-1', prefix: '' });
+    expect(config.secrets).toMatchObject({ MEDIA_KEY: 'id', MEDIA_SECRET: 'secret' });
+    expect(() => parseConfig({ media: { storage: s3 } }, { MEDIA_KEY: 'id' })).toThrow(
+      'invalid config at media.storage.secretAccessKeyEnv: environment variable MEDIA_SECRET is not set',
+    );
   });
 
   it('a bad environment value names the variable', () => {
