@@ -128,6 +128,8 @@ const evidenceHeaders = [
   'x-svc-sandbox-signature',
 ];
 
+const maxStoredBody = 64 * 1024;
+
 const orderIdAlphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /**
@@ -494,7 +496,8 @@ export class BillingOrders {
       amountMinor: row.amountMinor ?? null,
       currency: row.currency ?? null,
       headers: row.evidence.headers,
-      body: row.evidence.body,
+      // Real notifications are a few KiB; an unverified flood must not fill the table.
+      body: row.evidence.body?.slice(0, maxStoredBody) ?? null,
       payload: row.payload ?? null,
     });
     await em.flush();
