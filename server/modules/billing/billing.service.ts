@@ -384,7 +384,14 @@ export class BillingOrders {
       { orderBy: { createdAt: 'asc' }, limit: options.limit ?? 200, fields: ['id'] },
     );
     const results: ReconcileResult[] = [];
-    for (const order of orders) results.push(await this.reconcileOrder(order.id, now));
+    for (const order of orders) {
+      try {
+        results.push(await this.reconcileOrder(order.id, now));
+      } catch (error) {
+        // One order that cannot be settled now (e.g. onPaid failed) must not stop the others.
+        results.push({ orderId: order.id, result: 'error', detail: (error as Error).message });
+      }
+    }
     return { checked: orders.length, results };
   }
 

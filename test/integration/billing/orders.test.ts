@@ -392,6 +392,20 @@ describe('reconciliation and expiry', () => {
     expect(await credits(a.id)).toBe(1);
   });
 
+  it('an order whose onPaid fails does not stop reconciliation of the others, and is paid on the next run', async () => {
+    const first = await alipayOrder();
+    alipay.pay(first.id, first.amount);
+    const second = await alipayOrder();
+    alipay.pay(second.id, second.amount);
+    failNextOnPaid = true;
+    const report = await orders.reconcile({ now: new Date(Date.now() + 10 * 60_000) });
+    const mine = report.results.filter((result) => result.orderId === first.id || result.orderId === second.id);
+    expect(mine.map((result) => result.result).sort()).toEqual(['error', 'paid']);
+    await orders.reconcile({ now: new Date(Date.now() + 10 * 60_000) });
+    expect(await credits(first.id)).toBe(1);
+    expect(await credits(second.id)).toBe(1);
+  });
+
   it('an unpaid order stays open for 2 hours, then is closed at the provider and expires; a late payment credits nothing', async () => {
     const start = Date.now();
     const a = await alipayOrder();

@@ -86,7 +86,7 @@ export class WechatProvider implements PaymentProvider {
   }
 
   async parseNotification(request: RawNotification): Promise<ParsedNotification> {
-    this.#verifySignature(request.headers, request.body, request.receivedAt ?? Date.now(), NotificationError);
+    this.#verifySignature(request.headers, request.body, request.receivedAt ?? Date.now());
     let event: { id?: unknown; event_type?: unknown; resource?: Record<string, unknown> };
     try {
       event = JSON.parse(request.body.toString('utf8')) as typeof event;
@@ -187,22 +187,17 @@ export class WechatProvider implements PaymentProvider {
     };
   }
 
-  /** Verifies WeChat Pay's signature headers over `body`; throws `errorClass` with a typed reason. */
-  #verifySignature(
-    headers: RawNotification['headers'],
-    body: Buffer,
-    now: number,
-    errorClass: typeof NotificationError,
-  ): void {
+  /** Verifies WeChat Pay's signature headers over `body`; throws a `NotificationError` with a typed reason. */
+  #verifySignature(headers: RawNotification['headers'], body: Buffer, now: number): void {
     const timestamp = header(headers, 'wechatpay-timestamp');
     const nonce = header(headers, 'wechatpay-nonce');
     const signature = header(headers, 'wechatpay-signature');
     const serial = header(headers, 'wechatpay-serial');
     if (!timestamp || !nonce || !signature || !serial || !/^\d{1,12}$/.test(timestamp)) {
-      throw new errorClass('malformed', 'Wechatpay-Timestamp, -Nonce, -Signature or -Serial is missing');
+      throw new NotificationError('malformed', 'Wechatpay-Timestamp, -Nonce, -Signature or -Serial is missing');
     }
     const key = this.#platformKeys.get(serial);
-    if (!key) throw new errorClass('unknown_key', `Wechatpay-Serial ${serial} names no configured platform key or certificate`);
+    if (!key) throw new NotificationError('unknown_key', `Wechatpay-Serial ${serial} names no configured platform key or certificate`);
     const message = Buffer.concat([Buffer.from(`${timestamp}\n${nonce}\n`), body, Buffer.from('\n')]);
     let valid: boolean;
     try {
@@ -210,9 +205,9 @@ export class WechatProvider implements PaymentProvider {
     } catch {
       valid = false;
     }
-    if (!valid) throw new errorClass('bad_signature', 'Wechatpay-Signature does not verify with the platform key');
+    if (!valid) throw new NotificationError('bad_signature', 'Wechatpay-Signature does not verify with the platform key');
     if (Math.abs(Math.floor(now / 1000) - Number(timestamp)) > wechatTimestampWindowSeconds) {
-      throw new errorClass('stale_timestamp', `Wechatpay-Timestamp is more than ${wechatTimestampWindowSeconds} s from now`);
+      throw new NotificationError('stale_timestamp', `Wechatpay-Timestamp is more than ${wechatTimestampWindowSeconds} s from now`);
     }
   }
 
@@ -240,7 +235,7 @@ export class WechatProvider implements PaymentProvider {
     // Only a signed answer is believed; an unsigned error is reported, never acted on as success.
     if (response.statusCode < 300) {
       try {
-        this.#verifySignature(response.headers, raw, Date.now(), NotificationError);
+        this.#verifySignature(response.headers, raw, Date.now());
       } catch (error) {
         throw new ProviderCallError(`${method} ${url.pathname}: the answer is not signed by WeChat Pay (${(error as Error).message})`, { cause: error });
       }
