@@ -178,7 +178,7 @@ export class BillingOrders {
     if (provider.currencies && !provider.currencies.includes(currency)) {
       throw new AppError('invalid_request', `${providerId} charges in ${provider.currencies.join(', ')}, not ${currency}.`, { param: 'currency' });
     }
-    const listMinor = pkg.prices[currency];
+    const listMinor = Object.hasOwn(pkg.prices, currency) ? pkg.prices[currency] : undefined;
     if (listMinor === undefined) {
       throw new AppError('invalid_request', `Package ${packageId} has no price in ${currency}.`, { param: 'currency' });
     }

@@ -145,6 +145,8 @@ describe('checkout', () => {
     ['stripe', 'pro', 'EUR', 'currency'],
     ['stripe', 'free', 'USD', 'packageId'],
     ['stripe', 'platinum', 'USD', 'packageId'],
+    ['stripe', 'pro', '__proto__', 'currency'],
+    ['sandbox', 'pro', 'constructor', 'currency'],
   ] as const)('%s %s in %s is refused (param %s)', async (provider, packageId, currency, param) => {
     const error = await orders.create(await member(), packageId, provider, currency).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(AppError);
