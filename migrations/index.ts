@@ -11,6 +11,7 @@ import { Migration20261121020002_usage_reconcile } from './Migration202611210200
 import { Migration20261122000000_metering } from './Migration20261122000000_metering.ts';
 import { Migration20261122010000_instances } from './Migration20261122010000_instances.ts';
 import { Migration20261123010000_search } from './Migration20261123010000_search.ts';
+import { Migration20261123030000_billing } from './Migration20261123030000_billing.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000000_account', class: Migration20261121000000_account },
@@ -20,4 +21,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_metering', class: Migration20261122000000_metering },
   { name: 'Migration20261122010000_instances', class: Migration20261122010000_instances },
   { name: 'Migration20261123010000_search', class: Migration20261123010000_search },
+  { name: 'Migration20261123030000_billing', class: Migration20261123030000_billing },
 ];

@@ -64,7 +64,7 @@ export const defaultPlans = {
     description: 'Paid membership: larger daily, weekly and monthly pools for every model.',
     requestsPerMinute: 600,
     pools: proPools,
-    packages: [{ id: 'pro', name: 'Paid', price: 9, multiplier: 1 }],
+    packages: [{ id: 'pro', name: 'Paid', price: 9, prices: { USD: 9, CNY: 65 }, multiplier: 1 }],
   },
   max: {
     name: 'Max',
@@ -72,8 +72,8 @@ export const defaultPlans = {
     requestsPerMinute: 1200,
     pools: proPools,
     packages: [
-      { id: 'max_x5', name: 'Max x5', price: 19, multiplier: 5 },
-      { id: 'max_x20', name: 'Max x20', price: 39, multiplier: 20 },
+      { id: 'max_x5', name: 'Max x5', price: 19, prices: { USD: 19, CNY: 138 }, multiplier: 5 },
+      { id: 'max_x20', name: 'Max x20', price: 39, prices: { USD: 39, CNY: 283 }, multiplier: 20 },
     ],
   },
 };

@@ -7,12 +7,12 @@ import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { defaultModels, defaultPlans } from './catalogue.ts';
+import { ConfigError } from './config-error.ts';
 import { mergeDeep } from './merge.ts';
-import { parseMicros, type Micros } from './money.ts';
+import { isCurrencyCode, minorToMicros, parseMinor, parseMicros, type Micros } from './money.ts';
+import { resolvePayments, PaymentsModel, type Payments } from './payments.ts';
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 const MicrosModel = z
   .union([z.number(), z.string()])
@@ -62,6 +62,29 @@ const UpstreamModel = z.strictObject({
   timeoutMs: z.number().int().positive().default(60_000),
 });
 
+/**
+ * What a package costs per month in each currency it can be bought in, as integer minor units
+ * (`{USD: 9, CNY: 65}` → `{USD: 900, CNY: 6500}`). Set per currency: there is no runtime FX.
+ */
+const PricesModel = z
+  .record(z.string(), z.union([z.number(), z.string()]))
+  .transform((prices, ctx): Record<string, number> => {
+    const out: Record<string, number> = {};
+    for (const [currency, value] of Object.entries(prices)) {
+      if (!isCurrencyCode(currency)) {
+        ctx.addIssue({ code: 'custom', path: [currency], message: `expected an ISO 4217 currency code such as USD or CNY, got ${currency}` });
+        continue;
+      }
+      const minor = parseMinor(value, currency);
+      if (minor === null || minor === 0) {
+        ctx.addIssue({ code: 'custom', path: [currency], message: `expected a positive amount of ${currency}, got ${JSON.stringify(value)}` });
+        continue;
+      }
+      out[currency] = minor;
+    }
+    return out;
+  });
+
 const WindowPoolsModel = z.strictObject({ day: MicrosModel, week: MicrosModel, month: MicrosModel });
 
 const PlanModel = z.strictObject({
@@ -77,6 +100,8 @@ const PlanModel = z.strictObject({
         id: z.string().regex(/^[a-z0-9_]+$/),
         name: z.string().min(1),
         price: MicrosModel,
+        /** Checkout prices per currency (minor units); a package without prices cannot be bought. */
+        prices: PricesModel.default({}),
         multiplier: z.number().int().positive(),
       }),
     )
@@ -230,6 +255,8 @@ const FileConfigModel = z.strictObject({
       bodyLimitBytes: z.number().int().positive().default(1024 * 1024),
       trustedProxies: z.array(z.string()).default([]),
       logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      /** Production mode (also set by NODE_ENV=production): the payment sandbox can never be on. */
+      production: z.boolean().default(false),
     })
     .prefault({}),
   database: z
@@ -282,6 +309,7 @@ const FileConfigModel = z.strictObject({
     })
     .prefault({}),
   search: SearchModel.prefault({}),
+  payments: PaymentsModel.prefault({}),
 });
 
 export type FileConfig = z.infer<typeof FileConfigModel>;
@@ -294,7 +322,9 @@ export type MediaStorageConfig =
   | (Extract<z.infer<typeof MediaStorageModel>, { kind: 'local' }> & { dir: string })
   | Extract<z.infer<typeof MediaStorageModel>, { kind: 's3' }>;
 
-export type Config = FileConfig & {
+export type Config = Omit<FileConfig, 'payments'> & {
+  /** Payment providers with their secrets resolved; a provider missing a key is off, with the reason. */
+  payments: Payments;
   server: FileConfig['server'] & { baseUrl: string; webUrl: string };
   media: FileConfig['media'] & { storage: MediaStorageConfig };
   /** Quick-start route for every model without its own deployment (`SVC_UPSTREAM_URL`). */
@@ -337,6 +367,7 @@ export function parseConfig(input: unknown, env: Env = {}): Config {
   }
   const config = result.data;
   checkReferences(config);
+  const payments = resolvePayments(config.payments, env, config.server.production);
   const port = config.server.port;
   const baseUrl = stripSlash(config.server.baseUrl ?? `http://localhost:${port}`);
   const upstreamUrl = env.SVC_UPSTREAM_URL;
@@ -367,6 +398,7 @@ export function parseConfig(input: unknown, env: Env = {}): Config {
   }
   return {
     ...config,
+    payments,
     server: { ...config.server, baseUrl, webUrl: stripSlash(config.server.webUrl ?? baseUrl) },
     media: {
       ...config.media,
@@ -387,6 +419,7 @@ function envOverrides(env: Env): Record<string, unknown> {
   if (searchUrl !== undefined && !HttpUrlModel.safeParse(searchUrl).success) {
     throw new ConfigError(`invalid config at SVC_SEARCH_URL: expected an http(s) URL of a SearXNG instance, got ${JSON.stringify(searchUrl)}`);
   }
+  if (env.NODE_ENV === 'production') server.production = true;
   return {
     server,
     database: env.DATABASE_URL ? { url: env.DATABASE_URL } : {},
@@ -403,6 +436,13 @@ function checkReferences(config: FileConfig): void {
     throw new ConfigError(`invalid config at media.storage.${missing}: set both accessKeyIdEnv and secretAccessKeyEnv, or neither`);
   }
   for (const [planId, plan] of Object.entries(config.plans)) {
+    plan.packages.forEach((pkg, index) => {
+      const same = pkg.prices[config.currency];
+      // The catalogue shows `price`; a checkout price in the same currency must not say something else.
+      if (same !== undefined && minorToMicros(same, config.currency) !== pkg.price) {
+        throw new ConfigError(`invalid config at plans.${planId}.packages.${index}.prices.${config.currency}: differs from price`);
+      }
+    });
     plan.models?.forEach((id, index) => {
       if (!config.models[id]) throw new ConfigError(`invalid config at plans.${planId}.models.${index}: unknown model ${id}`);
     });

@@ -52,3 +52,50 @@ export function money(amountMicros: Micros, currency: string): Money {
 export function discounted(listMicros: Micros, discountBasisPoints: number): Micros {
   return Math.floor((listMicros * (10_000 - discountBasisPoints) + 5_000) / 10_000);
 }
+
+/*
+ * Payments count in the currency's minor unit (cents, fen): integers, as every payment provider does.
+ * How many digits a unit has comes from ISO 4217 through Intl (USD 2, CNY 2, JPY 0, BHD 3).
+ */
+
+const knownCurrencies = new Set(Intl.supportedValuesOf('currency'));
+
+export function isCurrencyCode(code: string): boolean {
+  return /^[A-Z]{3}$/.test(code) && knownCurrencies.has(code);
+}
+
+/** Digits after the decimal point in `currency` (2 for USD and CNY). */
+export function minorDigits(currency: string): number {
+  return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+}
+
+/**
+ * Parses a non-negative decimal amount of `currency` into integer minor units, exactly ("65.00" → 6500,
+ * "0.1" → 10), or returns null: more decimals than the currency has, signs, exponents and unsafe
+ * integers are refused rather than rounded.
+ */
+export function parseMinor(value: string | number, currency: string): number | null {
+  const digits = minorDigits(currency);
+  const text = typeof value === 'number' ? numberToPlainString(value) : value;
+  const match = /^(\d+)(?:\.(\d+))?$/.exec(text);
+  if (!match || (match[2] ?? '').length > digits) return null;
+  const whole = Number(match[1]);
+  const fraction = Number((match[2] ?? '').padEnd(digits, '0') || '0');
+  const minor = whole * 10 ** digits + fraction;
+  return Number.isSafeInteger(minor) ? minor : null;
+}
+
+/** Formats minor units as the provider-facing decimal string with exactly the currency's digits ("65.00"). */
+export function formatMinor(minor: number, currency: string): string {
+  const digits = minorDigits(currency);
+  const sign = minor < 0 ? '-' : '';
+  const abs = Math.abs(minor);
+  if (digits === 0) return `${sign}${abs}`;
+  const unit = 10 ** digits;
+  return `${sign}${Math.floor(abs / unit)}.${String(abs % unit).padStart(digits, '0')}`;
+}
+
+/** Whole minor units as micros (config prices are micros; payments are minor units). */
+export function minorToMicros(minor: number, currency: string): Micros {
+  return minor * 10 ** (6 - minorDigits(currency));
+}

@@ -2,7 +2,8 @@
 import { Account } from '../modules/account/account.entity.ts';
 import { EmailCode } from '../modules/account/email-code.entity.ts';
 import { ApiKey } from '../modules/api-key/api-key.entity.ts';
+import { BillingNotice, BillingOrder } from '../modules/billing/billing.entity.ts';
 import { DeviceAuthorization } from '../modules/device-auth/device-auth.entity.ts';
 import { Session } from '../modules/session/session.entity.ts';
 
-export const entities = [Account, EmailCode, Session, ApiKey, DeviceAuthorization];
+export const entities = [Account, EmailCode, Session, ApiKey, DeviceAuthorization, BillingOrder, BillingNotice];
