@@ -8,10 +8,12 @@ import { Migration20261121000000_account } from './Migration20261121000000_accou
 import { Migration20261121010001_identity } from './Migration20261121010001_identity.ts';
 import { Migration20261121020001_usage } from './Migration20261121020001_usage.ts';
 import { Migration20261121020002_usage_reconcile } from './Migration20261121020002_usage_reconcile.ts';
+import { Migration20261122100000_staff } from './Migration20261122100000_staff.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000000_account', class: Migration20261121000000_account },
   { name: 'Migration20261121010001_identity', class: Migration20261121010001_identity },
   { name: 'Migration20261121020001_usage', class: Migration20261121020001_usage },
   { name: 'Migration20261121020002_usage_reconcile', class: Migration20261121020002_usage_reconcile },
+  { name: 'Migration20261122100000_staff', class: Migration20261122100000_staff },
 ];

@@ -25,6 +25,7 @@ import { planRoutes } from './modules/plan/plan.rest.ts';
 import { chatCompletionsPath, gatewayRoutes } from './modules/gateway/gateway.rest.ts';
 import { usageRoutes } from './modules/usage/usage.rest.ts';
 import { sessionRoutes } from './modules/session/session.rest.ts';
+import { staffRoutes } from './modules/staff/staff.rest.ts';
 import { createServices, type Services } from './services.ts';
 
 declare module 'fastify' {
@@ -67,6 +68,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   boundDrain(app, log, options.drainMs ?? 30_000);
   // Runs after the plugins' own onClose hooks (Fastify closes in reverse order of registration).
   app.addHook('onClose', async () => {
+    await closeWithin(log, 'plan package expiry', () => services.planAssignments.close());
     services.identity.close();
     await closeWithin(log, 'last-used flush', () => services.lastUsed.close());
     await Promise.all([closeWithin(log, 'database', () => db.close()), closeWithin(log, 'redis', () => redis.close())]);
@@ -105,7 +107,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(modelRoutes);
   await app.register(gatewayRoutes);
   await app.register(usageRoutes);
+  await app.register(staffRoutes);
   await app.register(graphqlRoutes);
   await app.register(spaRoutes);
+  // Time-limited packages return to Free on time (every instance runs it; each expired row is taken once).
+  services.planAssignments.start();
   return app;
 }

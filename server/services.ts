@@ -19,6 +19,9 @@ import { ModelCatalogue } from './modules/model/model.service.ts';
 import { PlanService } from './modules/plan/plan.service.ts';
 import { RateLimiter } from './modules/rate-limit/rate-limit.service.ts';
 import { UsageService } from './modules/usage/usage.service.ts';
+import { AuditLog } from './modules/audit/audit.service.ts';
+import { PlanAssignments } from './modules/plan/plan-assignment.service.ts';
+import { StaffService } from './modules/staff/staff.service.ts';
 
 export interface Services {
   config: Config;
@@ -42,6 +45,12 @@ export interface Services {
   mailer: Mailer;
   /** Batched `lastUsedAt` writes; flushed on close. */
   lastUsed: LastUsedRecorder;
+  /** The append-only audit log: `audit.record(entry, em)` inside the transaction of the change. */
+  audit: AuditLog;
+  /** Which package an account is on: `planAssignments.assign(actor, …)` (staff), `.assignAsSystem(…)` (payments). */
+  planAssignments: PlanAssignments;
+  /** Staff actions on accounts: disable/enable, end sessions, set role and package. */
+  staff: StaffService;
 }
 
 export function createServices(config: Config, db: Database, redis: RedisLayer, log: Logger): Services {
@@ -52,21 +61,30 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
   const mailer = new Mailer(config, log);
   const accounts = new AccountService(config, db, throttle, mailer, identity);
   const sessions = new SessionService(config, db, identity);
+  const plans = new PlanService(config);
+  const usage = new UsageService(config, db, redis, (error) => log.warn({ err: (error as Error).message }, 'usage event fan-out failed'));
+  const audit = new AuditLog(db);
+  const planAssignments = new PlanAssignments(config, db, { plans, audit, identity, usage: usage.events }, (error) =>
+    log.warn({ err: (error as Error).message }, 'plan package expiry failed'),
+  );
   return {
     config,
     db,
     redis,
     models: new ModelCatalogue(config),
-    plans: new PlanService(config),
+    plans,
     rateLimits,
-    usage: new UsageService(config, db, redis, (error) => log.warn({ err: (error as Error).message }, 'usage event fan-out failed')),
+    usage,
     identity,
     accounts,
     sessions,
-    apiKeys: new ApiKeyService(db, identity),
+    apiKeys: new ApiKeyService(db, identity, audit),
     deviceAuth: new DeviceAuthService(config, db, throttle, sessions, accounts),
     oidc: new OidcService(config, redis),
     mailer,
     lastUsed,
+    audit,
+    planAssignments,
+    staff: new StaffService(db, { audit, identity, planAssignments }),
   };
 }

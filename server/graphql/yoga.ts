@@ -3,16 +3,17 @@
  * the same path. Both build the same `GraphQLContext`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createYoga } from 'graphql-yoga';
+import { GraphQLError } from 'graphql';
+import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Context } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { newRequestId } from '../http/request-id.ts';
 import { closeWithin } from '../infra/shutdown.ts';
 import type { Principal } from '../modules/identity/principal.ts';
-import { authenticateGraphQLRequest, readCookie, sameOriginUpgrade, sessionCookieName, webSessionControl, type WebSessionControl } from '../http/web-session.ts';
+import { authenticateGraphQLRequest, readCookie, sameOriginUpgrade, sessionCookieName, webSessionControl, type RequestAuth, type WebSessionControl } from '../http/web-session.ts';
 import type { GraphQLContext } from './context.ts';
-import { maskError, useErrorCodes } from './errors.ts';
+import { asInvalidRequest, errorsWithRequestId, maskError, resultWithRequestId, useErrorCodes } from './errors.ts';
 import { AppError } from '../errors/app-error.ts';
 import { schema } from './schema.ts';
 
@@ -30,10 +31,20 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
     landingPage: false,
     graphiql: { subscriptionsProtocol: 'WS' },
     maskedErrors: { maskError: (error) => maskError(error) },
-    plugins: [useErrorCodes],
+    plugins: [
+      useErrorCodes,
+      useRequestIdOnErrors,
+    ],
     context: ({ req }): GraphQLContext => {
       const auth = httpAuth.get(req);
-      return { requestId: req.id, services, principal: auth?.principal ?? null, client: auth?.web.client ?? {}, web: auth?.web ?? null };
+      return {
+        requestId: req.id,
+        services,
+        principal: auth?.principal ?? null,
+        signedOutReason: auth?.refusal ?? null,
+        client: auth?.web.client ?? {},
+        web: auth?.web ?? null,
+      };
     },
   });
 
@@ -42,8 +53,8 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
     method: ['GET', 'POST', 'OPTIONS'],
     handler: async (req, reply) => {
       // Bearer first (a bad one is a 401 envelope); else the cookie, on POST only and with the Origin check.
-      const { principal } = await authenticateGraphQLRequest(req, services);
-      httpAuth.set(req, { principal, web: webSessionControl(req, reply, services) });
+      const auth = await authenticateGraphQLRequest(req, services);
+      httpAuth.set(req, { ...auth, web: webSessionControl(req, reply, services) });
       const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
       // Yoga rejects some requests at the HTTP level without a GraphQL body: answer those with the envelope.
       if (response.status >= 400 && response.body === null) throw httpRejection(response.status);
@@ -71,7 +82,7 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
     const request = ctx.extra.request;
     const cookie = readCookie(request.headers.cookie, sessionCookieName);
     if (!cookie || !sameOriginUpgrade(request, services.config)) return null;
-    return (await services.identity.authenticateWebSession(cookie)) ?? false;
+    return (await services.identity.authenticateWebSession(cookie)).principal ?? false;
   };
   app.server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?')[0];
@@ -93,15 +104,25 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
           ctx.extra.socket.close(4403, 'Forbidden');
           return [];
         }
+        // Each operation on the socket is a request of its own, with its own id.
+        const requestId = newRequestId();
         const enveloped = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params: payload });
         const contextValue: GraphQLContext = {
-          requestId: newRequestId(),
+          requestId,
           services,
           principal,
+          signedOutReason: null,
           client: { ip: ctx.extra.request.socket.remoteAddress ?? null, userAgent: ctx.extra.request.headers['user-agent'] ?? null },
           web: null,
         };
-        const document = enveloped.parse(payload.query);
+        let document;
+        try {
+          document = enveloped.parse(payload.query);
+        } catch (error) {
+          // A syntax error answers this operation; thrown, it would close the whole socket (4500).
+          if (error instanceof GraphQLError) return errorsWithRequestId([asInvalidRequest(error)], requestId);
+          throw error;
+        }
         const args = {
           schema: enveloped.schema,
           operationName: payload.operationName,
@@ -111,9 +132,10 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
           rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe },
         };
         const errors = enveloped.validate(args.schema, args.document);
-        if (errors.length) return errors;
+        if (errors.length) return errorsWithRequestId(errors, requestId);
         return args;
       },
+      onNext: (_ctx, _id, _payload, args, result) => resultWithRequestId(result, (args.contextValue as GraphQLContext).requestId),
     },
     wsServer,
   );
@@ -131,8 +153,13 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
   });
 }
 
+/** Every error of an HTTP response names the request (parse and validation errors included). */
+const useRequestIdOnErrors: Plugin<Record<string, unknown>, ServerContext> = {
+  onResultProcess: ({ result, setResult, serverContext }) => setResult(resultWithRequestId(result, serverContext.req.id)),
+};
+
 /** The HTTP request's resolved credential, handed from the route to yoga's context factory. */
-const httpAuth = new WeakMap<FastifyRequest, { principal: Principal | null; web: WebSessionControl }>();
+const httpAuth = new WeakMap<FastifyRequest, RequestAuth & { web: WebSessionControl }>();
 
 type WsContext = Context<Record<string, unknown> | undefined, Extra>;
 
