@@ -83,8 +83,15 @@ export function stdinPassword(stdin: NodeJS.ReadStream = process.stdin, prompt: 
         if (!line) throw new CliError(`no password on stdin: pipe it in, or run ${createUserUsage.split(' [')[0]} at a terminal to be asked.`);
         return line;
       }
-      const first = await hiddenLine(stdin, prompt, 'Password: ');
-      const second = await hiddenLine(stdin, prompt, 'Repeat the password: ');
+      const terminal = hiddenLines(stdin, prompt);
+      let first: string;
+      let second: string;
+      try {
+        first = await terminal.ask('Password: ');
+        second = await terminal.ask('Repeat the password: ');
+      } finally {
+        terminal.close();
+      }
       if (first !== second) throw new CliError('the two passwords differ; nothing was changed.');
       return first;
     },
@@ -108,29 +115,54 @@ function firstLine(stdin: NodeJS.ReadStream): Promise<string> {
   });
 }
 
-/** One line typed at the terminal with echo off; Ctrl-C or Ctrl-D cancels. */
-function hiddenLine(stdin: NodeJS.ReadStream, output: NodeJS.WriteStream, question: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    output.write(question);
-    let line = '';
-    const finish = (error: Error | null) => {
+/**
+ * Lines typed at the terminal with echo off (raw mode, so nothing typed is shown); Ctrl-C, or Ctrl-D on an
+ * empty line, cancels. What was typed ahead of a question answers it.
+ */
+function hiddenLines(stdin: NodeJS.ReadStream, output: NodeJS.WriteStream): { ask(question: string): Promise<string>; close(): void } {
+  let buffered = '';
+  let waiting: { resolve: (line: string) => void; reject: (error: Error) => void; line: string } | null = null;
+  const pump = () => {
+    if (!waiting) return;
+    while (buffered.length > 0) {
+      const char = buffered[0]!;
+      buffered = buffered.slice(1);
+      if (char === '\r' || char === '\n') {
+        // A CR LF pair is one Enter.
+        if (char === '\r' && buffered[0] === '\n') buffered = buffered.slice(1);
+        const done = waiting;
+        waiting = null;
+        output.write('\n');
+        return done.resolve(done.line);
+      }
+      if (char === '\u0003' || (char === '\u0004' && waiting.line === '')) {
+        const done = waiting;
+        waiting = null;
+        output.write('\n');
+        return done.reject(new CliError('cancelled; nothing was changed.'));
+      }
+      if (char === '\u007f' || char === '\b') waiting.line = waiting.line.slice(0, -1);
+      else if (char >= ' ') waiting.line += char;
+    }
+  };
+  const onData = (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    pump();
+  };
+  stdin.setRawMode(true);
+  stdin.resume();
+  stdin.on('data', onData);
+  return {
+    ask: (question) =>
+      new Promise((resolve, reject) => {
+        output.write(question);
+        waiting = { resolve, reject, line: '' };
+        pump();
+      }),
+    close: () => {
       stdin.off('data', onData);
       stdin.setRawMode(false);
       stdin.pause();
-      output.write('\n');
-      if (error) reject(error);
-      else resolve(line);
-    };
-    const onData = (chunk: Buffer) => {
-      for (const char of chunk.toString('utf8')) {
-        if (char === '\r' || char === '\n') return finish(null);
-        if (char === '\u0003' || (char === '\u0004' && line === '')) return finish(new CliError('cancelled; nothing was changed.'));
-        if (char === '\u007f' || char === '\b') line = line.slice(0, -1);
-        else if (char >= ' ') line += char;
-      }
-    };
-    stdin.setRawMode(true);
-    stdin.resume();
-    stdin.on('data', onData);
-  });
+    },
+  };
 }

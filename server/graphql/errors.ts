@@ -5,15 +5,22 @@
  * and, where REST sends headers, `retryAfter` (seconds) and `rateLimit`, plus the error's details (a
  * quota's window and reset time). Anything unexpected is masked as `internal_error`.
  */
-import { GraphQLError, type ExecutionResult } from 'graphql';
+import { createRequire } from 'node:module';
+import type { ExecutionResult, GraphQLError as GraphQLErrorType } from 'graphql';
 import { AppError } from '../errors/app-error.ts';
 import { errorCodes } from '../errors/codes.ts';
 
+type GraphQLError = GraphQLErrorType;
+
 /**
- * `instanceof GraphQLError` is not enough: graphql ships CommonJS and ESM builds, and yoga may load the other
- * one (the dual-package hazard), so errors it wraps fail the check. The tag is the same in both.
+ * graphql ships CommonJS and ESM builds (the dual-package hazard). Node loads the CommonJS one for every
+ * `import 'graphql'` (the package has no `exports`), and so do yoga and graphql-ws; a bundler such as vitest's
+ * may hand our own modules the ESM one. graphql-ws tells errors by `instanceof`, so the errors built here
+ * use the class Node loads, and errors coming in are recognised by their tag, which both builds share.
  */
-function isGraphQLError(error: unknown): error is GraphQLError {
+const GraphQLError = createRequire(import.meta.url)('graphql').GraphQLError as typeof GraphQLErrorType;
+
+export function isGraphQLError(error: unknown): error is GraphQLError {
   return error instanceof GraphQLError || Object.prototype.toString.call(error) === '[object GraphQLError]';
 }
 

@@ -3,7 +3,6 @@
  * the same path. Both build the same `GraphQLContext`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Context } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
@@ -13,7 +12,7 @@ import { closeWithin } from '../infra/shutdown.ts';
 import type { Principal } from '../modules/identity/principal.ts';
 import { authenticateGraphQLRequest, readCookie, sameOriginUpgrade, sessionCookieName, webSessionControl, type RequestAuth, type WebSessionControl } from '../http/web-session.ts';
 import type { GraphQLContext } from './context.ts';
-import { asInvalidRequest, errorsWithRequestId, maskError, resultWithRequestId, useErrorCodes } from './errors.ts';
+import { asInvalidRequest, errorsWithRequestId, isGraphQLError, maskError, resultWithRequestId, useErrorCodes } from './errors.ts';
 import { AppError } from '../errors/app-error.ts';
 import { schema } from './schema.ts';
 
@@ -120,7 +119,7 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
           document = enveloped.parse(payload.query);
         } catch (error) {
           // A syntax error answers this operation; thrown, it would close the whole socket (4500).
-          if (error instanceof GraphQLError) return errorsWithRequestId([asInvalidRequest(error)], requestId);
+          if (isGraphQLError(error)) return errorsWithRequestId([asInvalidRequest(error)], requestId);
           throw error;
         }
         const args = {

@@ -185,6 +185,9 @@ export class AccountService {
    * the account, created on first use. A disabled account is refused with 401 `account_disabled`.
    */
   async signInVerified(email: string, displayName?: string | null): Promise<AccountView> {
+    // Refused before anything changes: the proof must not take a disabled account over (revoking its keys).
+    const existing = await entityManager(this.#db).findOne(Account, { email: normaliseEmail(email) });
+    if (existing) assertEnabled(existing);
     const account = await this.findOrCreateVerified(email, displayName);
     assertEnabled(account);
     return view(account);

@@ -92,8 +92,8 @@ export class ApiKeyService {
 
   /**
    * Revokes a key; it stops working on every instance at once. Your own key: no reason needed. Another
-   * account's key: staff only (`api-key:revoke-any`), with a reason, audited. To anyone else another
-   * account's key does not exist (404, as an unknown id).
+   * account's key: staff only (`api-key:revoke-any`, 403 for anyone else), with a reason, audited. Key ids
+   * are random UUIDs never shown to other members, so the 403 tells a member nothing they could use.
    */
   async revoke(actor: authz.Actor, keyId: string, options: { reason?: string | null; requestId?: string | null } = {}): Promise<ApiKeyView> {
     authz.assert(actor, 'api-key:manage');
@@ -102,7 +102,7 @@ export class ApiKeyService {
     const missing = () => new AppError('not_found', isUuid(keyId) ? `No live API key ${keyId} on your account.` : 'That is not an API key id.', { param: 'id' });
     if (!key) throw missing();
     if (key.accountId === actor.accountId) return this.revokeForAccount(actor.accountId, keyId);
-    if (!authz.can(actor, 'api-key:revoke-any')) throw missing();
+    authz.assert(actor, 'api-key:revoke-any');
     const owner = await em.findOneOrFail(Account, { id: key.accountId });
     authz.assert(actor, 'api-key:revoke-any', { type: 'account', id: owner.id, role: owner.role });
     const reason = optionalReason(options.reason);
