@@ -116,14 +116,15 @@ export class PlanAssignments {
     return expired.length;
   }
 
-  /** Runs `expire()` every minute (and once now) until `close()`. */
+  /**
+   * Runs `expire()` every minute until `close()`. Not at once: start-up has enough to do (and in embedded
+   * mode a query holds the event loop), and a minute late is on time for a package that ends.
+   */
   start(intervalMs = expiryIntervalMs): void {
     if (this.#timer) return;
-    const run = () => {
+    this.#timer = setInterval(() => {
       this.#running = this.expire().catch(this.#onError);
-    };
-    run();
-    this.#timer = setInterval(run, intervalMs).unref();
+    }, intervalMs).unref();
   }
 
   async close(): Promise<void> {

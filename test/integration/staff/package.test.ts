@@ -106,6 +106,23 @@ describe('plan package assignment', () => {
     expect(self.status).toBe(403);
   });
 
+  it('the job returns an ended package to Free by itself', async () => {
+    const member = await seed(a).member('trial');
+    const key = await member.key();
+    await a.app.services.planAssignments.assignAsSystem(member.id, 'pro', { reason: 'A short trial.', until: new Date(Date.now() + 300) });
+    expect(await usage(b.url, key)).toMatchObject({ packageId: 'pro' });
+    // The job runs every minute; here every 100 ms.
+    const job = a.app.services.planAssignments;
+    await job.close();
+    job.start(100);
+    const deadline = Date.now() + 5000;
+    while ((await usage(b.url, key)).packageId !== 'free') {
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await modelIds(b.url, key)).toEqual(['auto', 'svc-2.1-fast']);
+  });
+
   it('payments assign as the system: no actor, audited, effective at once', async () => {
     const member = await seed(a).member('paid');
     const key = await member.key();
