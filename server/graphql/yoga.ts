@@ -92,11 +92,31 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
     wsServer.handleUpgrade(request, socket, head, (ws) => wsServer.emit('connection', ws, request));
   });
 
+  /**
+   * Signed-in sockets check their credential again whenever credentials are invalidated anywhere (sign-out,
+   * a revoked key, a disabled account): one that no longer counts is closed with 4403, ending its
+   * subscriptions, instead of living on until the next subscribe. Most checks are cache hits.
+   */
+  const signedInSockets = new Set<WsContext>();
+  const recheck = (ctx: WsContext) =>
+    wsPrincipal(ctx).then(
+      (principal) => principal === false && ctx.extra.socket.close(4403, 'Forbidden'),
+      () => ctx.extra.socket.close(4403, 'Forbidden'),
+    );
+  const stopRechecks = services.identity.onInvalidate(() => {
+    for (const ctx of signedInSockets) void recheck(ctx);
+  });
+
   const disposable = useServer(
     {
       execute: (args) => (args.rootValue as EnvelopedRoot).execute(args),
       subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args),
-      onConnect: async (ctx) => (await wsPrincipal(ctx)) !== false,
+      onConnect: async (ctx) => {
+        const principal = await wsPrincipal(ctx);
+        if (principal) signedInSockets.add(ctx);
+        return principal !== false;
+      },
+      onClose: (ctx) => void signedInSockets.delete(ctx),
       onSubscribe: async (ctx, _id, payload) => {
         const principal = await wsPrincipal(ctx);
         if (principal === false) {
@@ -143,6 +163,7 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
   services.usage.events.start();
 
   app.addHook('onClose', async () => {
+    stopRechecks();
     await closeWithin(app.log, 'usage events', () => services.usage.events.close());
     await closeWithin(app.log, 'graphql-ws', async () => {
       await disposable.dispose();

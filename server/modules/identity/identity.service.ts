@@ -73,6 +73,7 @@ export class IdentityService {
   readonly #lastUsed: LastUsedRecorder;
   readonly #resolvers = new Map<string, CredentialResolver>();
   readonly #cache = new Map<string, CacheEntry>();
+  readonly #listeners = new Set<() => void>();
   /** Bumped by every invalidation; a lookup that raced one does not cache its (possibly stale) result. */
   #generation = 0;
   /**
@@ -177,6 +178,16 @@ export class IdentityService {
     await this.#redis.pubsub.publish(invalidationChannel, JSON.stringify(what));
   }
 
+  /**
+   * Calls `listener` after every invalidation, from this instance or another: connections that stay open
+   * (graphql-ws) check their credential again, so a revoked or disabled one stops there too. Returns the
+   * unsubscribe function.
+   */
+  onInvalidate(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
   /** Drops every cached credential of an account (role, plan or disabled state changed). */
   invalidateAccount(accountId: string): Promise<void> {
     return this.invalidate({ accountId });
@@ -240,6 +251,13 @@ export class IdentityService {
     for (const hash of what.tokenHashes ?? []) this.#cache.delete(hash);
     if (what.accountId) {
       for (const [hash, entry] of this.#cache) if (entry.principal.accountId === what.accountId) this.#cache.delete(hash);
+    }
+    for (const listener of this.#listeners) {
+      try {
+        listener();
+      } catch {
+        // A listener's failure is its own; the cache is already right.
+      }
     }
   }
 

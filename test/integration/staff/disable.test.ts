@@ -1,10 +1,12 @@
 /**
  * Disabling an account (issue 9 item 7), on two instances sharing PostgreSQL and Redis: a key, a device
  * token and a web session that work on instance B stop at once when staff on instance A disable the
- * account, with 401 `account_disabled`; every sign-in path says the same; enabling restores the keys and
- * sign-in (the ended sessions stay ended).
+ * account, with 401 `account_disabled`, and its open graphql-ws subscriptions there are closed; every
+ * sign-in path says the same; enabling restores the keys and sign-in (the ended sessions stay ended).
  */
+import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
 import { bearerGraphQL, seed, WebClient } from '../../helpers/staff.ts';
 
@@ -96,6 +98,35 @@ describe('disable and enable across instances', () => {
     const again = await login.fetch('/api/membership/auth/login', { body: { email: member.email, password: member.password } });
     expect(again.status).toBe(200);
     expect((await login.fetch('/api/membership/me')).status).toBe(200);
+  });
+
+  it('open graphql-ws subscriptions on the other instance are closed (4403) at once, by key or by cookie', async () => {
+    const admin = await seed(a).staff('support');
+    const member = await seed(a).member('watching');
+    const key = await member.key();
+    const url = `${b.url.replace('http', 'ws')}/graphql`;
+    const watch = (client: ReturnType<typeof createClient>) =>
+      new Promise<void>((resolve, reject) => {
+        client.subscribe({ query: 'subscription { usageUpdated { packageId } }' }, { next: () => resolve(), error: reject, complete: () => undefined });
+      });
+    const closes: Record<string, number> = {};
+    const byKey = createClient({ url, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${key}` }, on: { closed: (event) => (closes.key = (event as { code: number }).code) } });
+    const headers = { cookie: `svc_membership_session=${member.web.cookie}`, origin: b.url };
+    const CookieSocket = class extends WebSocket {
+      constructor(address: string, protocols?: string | string[]) {
+        super(address, protocols, { headers });
+      }
+    };
+    const byCookie = createClient({ url, webSocketImpl: CookieSocket, retryAttempts: 0, on: { closed: (event) => (closes.cookie = (event as { code: number }).code) } });
+    try {
+      // Both are live on B: each has had its first usage update.
+      await Promise.all([watch(byKey), watch(byCookie)]);
+      await admin.web.graphql('mutation($id: ID!) { disableAccount(id: $id, reason: "abuse") { id } }', { id: member.id });
+      await expect.poll(() => closes, { timeout: 2000 }).toEqual({ key: 4403, cookie: 4403 });
+      await expect.poll(() => b.app.services.usage.events.watching(member.id)).toBe(0);
+    } finally {
+      await Promise.all([byKey.dispose(), byCookie.dispose()]);
+    }
   });
 
   it('staff end every session of an account on every instance (REST), keys untouched', async () => {
