@@ -3,10 +3,11 @@
  * The `svc` command: `login`, `whoami`, `logout`, `models` talk to a running server (base URL from
  * --base-url, SVC_BASE_URL, or http://localhost:8080); `admin create-user`, `search ingest` and
  * `search stats` work on the configured database directly (same environment as the server:
- * DATABASE_URL, REDIS_URL, SVC_CONFIG).
+ * DATABASE_URL, REDIS_URL, SVC_CONFIG). `admin create-user` reads the password from a prompt or stdin,
+ * never from argv.
  */
 import { parseArgs } from 'node:util';
-import { createUser } from '../server/cli/admin-commands.ts';
+import { createUser, createUserUsage } from '../server/cli/admin-commands.ts';
 import { CliError, login, logout, models, whoami, type CliContext } from '../server/cli/client-commands.ts';
 import { searchIngest, searchStats } from '../server/cli/search-commands.ts';
 import { AppError } from '../server/errors/app-error.ts';
@@ -16,7 +17,10 @@ const usage = `usage:
   svc whoami                                  show the signed-in account
   svc logout                                  revoke the stored session token
   svc models                                  list the models you may use
-  svc admin create-user --email E --password P [--role member|support|admin]
+  ${createUserUsage}
+                                              the password is asked for (no echo) or read from stdin,
+                                              never taken from the command line; --email-code sends
+                                              a sign-in code instead
   svc search ingest <file|dir|urls.txt|URL>… [--base-url URL] [--timeout-ms N] [--max-bytes N]
                                               add Markdown, HTML and text to the embedded search index
                                               (--base-url: where the files live on the web)
@@ -30,7 +34,9 @@ async function main(argv: string[]): Promise<number> {
       'base-url': { type: 'string' },
       client: { type: 'string' },
       email: { type: 'string' },
+      // Declared only to refuse it with a reason: a password in argv leaks into ps and shell history.
       password: { type: 'string' },
+      'email-code': { type: 'boolean' },
       role: { type: 'string' },
       'timeout-ms': { type: 'string' },
       'max-bytes': { type: 'string' },

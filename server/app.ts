@@ -27,6 +27,7 @@ import { chatCompletionsPath, gatewayRoutes } from './modules/gateway/gateway.re
 import { usageRoutes } from './modules/usage/usage.rest.ts';
 import { searchRoutes } from './modules/search/search.rest.ts';
 import { sessionRoutes } from './modules/session/session.rest.ts';
+import { staffRoutes } from './modules/staff/staff.rest.ts';
 import { createServices, type Services } from './services.ts';
 
 declare module 'fastify' {
@@ -107,6 +108,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(usageRoutes);
   await app.register(searchRoutes);
   await app.register(mediaRoutes);
+  await app.register(staffRoutes);
   await app.register(graphqlRoutes);
   await app.register(spaRoutes);
   return app;

@@ -41,6 +41,9 @@ import { Throttle } from './modules/rate-limit/throttle.ts';
 import { SessionService } from './modules/session/session.service.ts';
 import { UsageEvents } from './modules/usage/usage.events.ts';
 import { UsageService } from './modules/usage/usage.service.ts';
+import { AuditLog } from './modules/audit/audit.service.ts';
+import { PlanAssignments } from './modules/plan/plan-assignment.service.ts';
+import { StaffService } from './modules/staff/staff.service.ts';
 
 export interface Services {
   config: Config;
@@ -85,6 +88,12 @@ export interface Services {
   start(): void;
   /** Stops everything in reverse dependency order, flushing what is queued; each step has a deadline. */
   close(): Promise<void>;
+  /** The append-only audit log: `audit.record(entry, em)` inside the transaction of the change. */
+  audit: AuditLog;
+  /** Which package an account is on: `planAssignments.assign(actor, …)` (staff), `.assignAsSystem(…)` (payments). */
+  planAssignments: PlanAssignments;
+  /** Staff actions on accounts: disable/enable, end sessions, set role and package. */
+  staff: StaffService;
 }
 
 export function createServices(config: Config, db: Database, redis: RedisLayer, log: Logger): Services {
@@ -118,24 +127,31 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
   });
   const chatSurface = new ChatSurface(config, registry, pipeline, new ChatExecutor(registry));
   const media = new MediaService(config, log);
+  const plans = new PlanService(config, entitlements);
+  const usage = new UsageService(config, db, pools, windows, entitlements, events);
+  const audit = new AuditLog(db);
+  const planAssignments = new PlanAssignments(config, db, { plans, audit, identity, usage: events }, warn('plan package expiry failed'));
 
   return {
     config,
     db,
     redis,
     models: new ModelCatalogue(config),
-    plans: new PlanService(config, entitlements),
+    plans,
     entitlements,
     rateLimits,
-    usage: new UsageService(config, db, pools, windows, entitlements, events),
+    usage,
     identity,
     accounts,
     sessions,
-    apiKeys: new ApiKeyService(db, identity),
+    apiKeys: new ApiKeyService(db, identity, audit),
     deviceAuth: new DeviceAuthService(config, db, throttle, sessions, accounts),
     oidc: new OidcService(config, redis),
     mailer,
     lastUsed,
+    audit,
+    planAssignments,
+    staff: new StaffService(db, { audit, identity, planAssignments }),
     pools,
     windows,
     settlement,
@@ -150,8 +166,11 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
       pipeline.checkpoints.start();
       events.start();
       media.start();
+      // Time-limited packages return to Free on time (every instance runs it; each expired row is taken once).
+      planAssignments.start();
     },
     async close() {
+      await closeWithin(log, 'plan package expiry', () => planAssignments.close());
       pipeline.checkpoints.close();
       sweeper.close();
       await closeWithin(log, 'ledger settlement', () => settlement.close());

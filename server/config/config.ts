@@ -128,6 +128,8 @@ const AuthModel = z.strictObject({
       signInPerMinutePerIp: z.number().int().positive().default(20),
       signInPerHourPerAccount: z.number().int().positive().default(30),
       signUpPerHourPerIp: z.number().int().positive().default(20),
+      /** Sign-ups per email domain (example.com) per hour, from any address: against scripted sign-ups spread over many IPs. */
+      signUpPerHourPerDomain: z.number().int().positive().default(50),
       emailCodePerHourPerEmail: z.number().int().positive().default(5),
       emailCodePerHourPerIp: z.number().int().positive().default(30),
       devicePollPerMinutePerIp: z.number().int().positive().default(120),

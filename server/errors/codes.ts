@@ -67,6 +67,14 @@ export const errorCodes = {
     message: 'The email or password is incorrect.',
     messageZh: '邮箱或密码不正确。',
   }),
+  account_disabled: code({
+    status: 401,
+    type: 'authentication_error',
+    stage: 'auth',
+    actions: [],
+    message: 'This account is disabled; contact support.',
+    messageZh: '该账户已被停用，请联系客服。',
+  }),
   account_exists: code({
     status: 409,
     type: 'invalid_request_error',

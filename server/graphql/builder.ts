@@ -1,41 +1,37 @@
 /**
  * The Pothos builder: plugins and scalars only. Types live next to their domain in `*.schema.ts`;
  * `graphql/schema.ts` imports them all and builds the schema.
+ *
+ * The one auth scope is `signedIn`: who may do what is decided by the services (`server/authz/`), so no
+ * transport can skip it and GraphQL holds no second copy of the rules.
  */
 import SchemaBuilder from '@pothos/core';
-import DataloaderPlugin from '@pothos/plugin-dataloader';
-import ErrorsPlugin from '@pothos/plugin-errors';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
-import ValidationPlugin from '@pothos/plugin-validation';
 import { AppError } from '../errors/app-error.ts';
 import type { GraphQLContext } from './context.ts';
 
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
-  AuthScopes: { signedIn: boolean; staff: boolean; admin: boolean };
+  AuthScopes: { signedIn: boolean };
   Scalars: {
     Micros: { Input: number; Output: number };
     DateTime: { Input: Date; Output: Date };
+    JSON: { Input: unknown; Output: unknown };
   };
   DefaultFieldNullability: false;
 }>({
-  plugins: [ScopeAuthPlugin, ErrorsPlugin, DataloaderPlugin, ValidationPlugin],
+  plugins: [ScopeAuthPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
     authorizeOnSubscribe: true,
-    authScopes: (context) => ({
-      signedIn: context.principal !== null,
-      staff: context.principal?.role === 'support' || context.principal?.role === 'admin',
-      admin: context.principal?.role === 'admin',
-    }),
-    unauthorizedError: (_parent, context) =>
-      context.principal ? new AppError('forbidden') : new AppError('sign_in_required'),
+    authScopes: (context) => ({ signedIn: context.principal !== null }),
+    // Signed out: say why when the browser's cookie was refused (e.g. the account is disabled).
+    unauthorizedError: (_parent, context) => (context.principal ? new AppError('forbidden') : (context.signedOutReason ?? new AppError('sign_in_required'))),
   },
-  errors: { defaultTypes: [] },
 });
 
 builder.queryType({ description: 'Read the catalogue, your account and its usage.' });
-builder.mutationType({ description: 'Sign in and out, and manage your API keys, sessions and device logins.' });
+builder.mutationType({ description: 'Sign in and out, manage your API keys, sessions and device logins; staff actions on accounts.' });
 builder.subscriptionType({ description: 'Live updates over graphql-ws (subprotocol graphql-transport-ws) on /graphql.' });
 
 builder.scalarType('Micros', {
@@ -55,4 +51,10 @@ builder.scalarType('DateTime', {
     if (Number.isNaN(date.getTime())) throw new AppError('invalid_request', 'DateTime must be an ISO 8601 string.');
     return date;
   },
+});
+
+builder.scalarType('JSON', {
+  description: 'Any JSON value (an object, as recorded).',
+  serialize: (value) => value,
+  parseValue: (value) => value,
 });

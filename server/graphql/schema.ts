@@ -7,5 +7,7 @@ import '../modules/model/model.schema.ts';
 import '../modules/plan/plan.schema.ts';
 import '../modules/usage/usage.schema.ts';
 import '../modules/session/session.schema.ts';
+import '../modules/staff/staff.schema.ts';
+import '../modules/audit/audit.schema.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -3,16 +3,16 @@
  * the same path. Both build the same `GraphQLContext`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createYoga } from 'graphql-yoga';
+import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Context } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { newRequestId } from '../http/request-id.ts';
 import { closeWithin } from '../infra/shutdown.ts';
 import type { Principal } from '../modules/identity/principal.ts';
-import { authenticateGraphQLRequest, readCookie, sameOriginUpgrade, sessionCookieName, webSessionControl, type WebSessionControl } from '../http/web-session.ts';
+import { authenticateGraphQLRequest, readCookie, sameOriginUpgrade, sessionCookieName, webSessionControl, type RequestAuth, type WebSessionControl } from '../http/web-session.ts';
 import type { GraphQLContext } from './context.ts';
-import { maskError, useErrorCodes } from './errors.ts';
+import { asInvalidRequest, errorsWithRequestId, isGraphQLError, maskError, resultWithRequestId, useErrorCodes } from './errors.ts';
 import { AppError } from '../errors/app-error.ts';
 import { schema } from './schema.ts';
 
@@ -30,10 +30,20 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
     landingPage: false,
     graphiql: { subscriptionsProtocol: 'WS' },
     maskedErrors: { maskError: (error) => maskError(error) },
-    plugins: [useErrorCodes],
+    plugins: [
+      useErrorCodes,
+      useRequestIdOnErrors,
+    ],
     context: ({ req }): GraphQLContext => {
       const auth = httpAuth.get(req);
-      return { requestId: req.id, services, principal: auth?.principal ?? null, client: auth?.web.client ?? {}, web: auth?.web ?? null };
+      return {
+        requestId: req.id,
+        services,
+        principal: auth?.principal ?? null,
+        signedOutReason: auth?.refusal ?? null,
+        client: auth?.web.client ?? {},
+        web: auth?.web ?? null,
+      };
     },
   });
 
@@ -42,8 +52,8 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
     method: ['GET', 'POST', 'OPTIONS'],
     handler: async (req, reply) => {
       // Bearer first (a bad one is a 401 envelope); else the cookie, on POST only and with the Origin check.
-      const { principal } = await authenticateGraphQLRequest(req, services);
-      httpAuth.set(req, { principal, web: webSessionControl(req, reply, services) });
+      const auth = await authenticateGraphQLRequest(req, services);
+      httpAuth.set(req, { ...auth, web: webSessionControl(req, reply, services) });
       const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
       // Yoga rejects some requests at the HTTP level without a GraphQL body: answer those with the envelope.
       if (response.status >= 400 && response.body === null) throw httpRejection(response.status);
@@ -71,7 +81,7 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
     const request = ctx.extra.request;
     const cookie = readCookie(request.headers.cookie, sessionCookieName);
     if (!cookie || !sameOriginUpgrade(request, services.config)) return null;
-    return (await services.identity.authenticateWebSession(cookie)) ?? false;
+    return (await services.identity.authenticateWebSession(cookie)).principal ?? false;
   };
   app.server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?')[0];
@@ -82,26 +92,56 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
     wsServer.handleUpgrade(request, socket, head, (ws) => wsServer.emit('connection', ws, request));
   });
 
+  /**
+   * Signed-in sockets check their credential again whenever credentials are invalidated anywhere (sign-out,
+   * a revoked key, a disabled account): one that no longer counts is closed with 4403, ending its
+   * subscriptions, instead of living on until the next subscribe. Most checks are cache hits.
+   */
+  const signedInSockets = new Set<WsContext>();
+  const recheck = (ctx: WsContext) =>
+    wsPrincipal(ctx).then(
+      (principal) => principal === false && ctx.extra.socket.close(4403, 'Forbidden'),
+      () => ctx.extra.socket.close(4403, 'Forbidden'),
+    );
+  const stopRechecks = services.identity.onInvalidate(() => {
+    for (const ctx of signedInSockets) void recheck(ctx);
+  });
+
   const disposable = useServer(
     {
       execute: (args) => (args.rootValue as EnvelopedRoot).execute(args),
       subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args),
-      onConnect: async (ctx) => (await wsPrincipal(ctx)) !== false,
+      onConnect: async (ctx) => {
+        const principal = await wsPrincipal(ctx);
+        if (principal) signedInSockets.add(ctx);
+        return principal !== false;
+      },
+      onClose: (ctx) => void signedInSockets.delete(ctx),
       onSubscribe: async (ctx, _id, payload) => {
         const principal = await wsPrincipal(ctx);
         if (principal === false) {
           ctx.extra.socket.close(4403, 'Forbidden');
           return [];
         }
+        // Each operation on the socket is a request of its own, with its own id.
+        const requestId = newRequestId();
         const enveloped = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params: payload });
         const contextValue: GraphQLContext = {
-          requestId: newRequestId(),
+          requestId,
           services,
           principal,
+          signedOutReason: null,
           client: { ip: ctx.extra.request.socket.remoteAddress ?? null, userAgent: ctx.extra.request.headers['user-agent'] ?? null },
           web: null,
         };
-        const document = enveloped.parse(payload.query);
+        let document;
+        try {
+          document = enveloped.parse(payload.query);
+        } catch (error) {
+          // A syntax error answers this operation; thrown, it would close the whole socket (4500).
+          if (isGraphQLError(error)) return errorsWithRequestId([asInvalidRequest(error)], requestId);
+          throw error;
+        }
         const args = {
           schema: enveloped.schema,
           operationName: payload.operationName,
@@ -111,14 +151,16 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
           rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe },
         };
         const errors = enveloped.validate(args.schema, args.document);
-        if (errors.length) return errors;
+        if (errors.length) return errorsWithRequestId(errors, requestId);
         return args;
       },
+      onNext: (_ctx, _id, _payload, args, result) => resultWithRequestId(result, (args.contextValue as GraphQLContext).requestId),
     },
     wsServer,
   );
 
   app.addHook('onClose', async () => {
+    stopRechecks();
     await closeWithin(app.log, 'graphql-ws', async () => {
       await disposable.dispose();
       for (const client of wsServer.clients) client.terminate();
@@ -127,8 +169,13 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
   });
 }
 
+/** Every error of an HTTP response names the request (parse and validation errors included). */
+const useRequestIdOnErrors: Plugin<Record<string, unknown>, ServerContext> = {
+  onResultProcess: ({ result, setResult, serverContext }) => setResult(resultWithRequestId(result, serverContext.req.id)),
+};
+
 /** The HTTP request's resolved credential, handed from the route to yoga's context factory. */
-const httpAuth = new WeakMap<FastifyRequest, { principal: Principal | null; web: WebSessionControl }>();
+const httpAuth = new WeakMap<FastifyRequest, RequestAuth & { web: WebSessionControl }>();
 
 type WsContext = Context<Record<string, unknown> | undefined, Extra>;
 

@@ -18,6 +18,11 @@ export interface RequestAuth {
   principal: Principal | null;
   /** How the principal was established. */
   via: 'bearer' | 'cookie' | null;
+  /**
+   * Why the session cookie that came with the request does not count (its account is disabled, it expired),
+   * or null. The request goes on signed out; `signedIn` throws this where sign-in is needed.
+   */
+  refusal: AppError | null;
 }
 
 /** Lets a transport start or end the browser's web session (sign-in and sign-out set the cookie). */
@@ -54,14 +59,25 @@ export function readCookie(header: string | undefined, name: string): string | n
 export async function authenticateRequest(request: FastifyRequest, services: Services): Promise<RequestAuth> {
   const authorization = request.headers.authorization;
   if (authorization !== undefined) {
-    return { principal: await services.identity.authenticateBearer(authorization), via: 'bearer' };
+    return { principal: await services.identity.authenticateBearer(authorization), via: 'bearer', refusal: null };
   }
   const token = readCookie(request.headers.cookie, sessionCookieName);
-  if (!token) return { principal: null, via: null };
-  const principal = await services.identity.authenticateWebSession(token);
-  if (!principal) return { principal: null, via: null };
+  if (!token) return signedOut;
+  const { principal, refusal } = await services.identity.authenticateWebSession(token);
+  if (!principal) return { principal: null, via: null, refusal };
   if (changesState(request.method)) assertSameOrigin(request, services.config);
-  return { principal, via: 'cookie' };
+  return { principal, via: 'cookie', refusal: null };
+}
+
+const signedOut: RequestAuth = { principal: null, via: null, refusal: null };
+
+/**
+ * The principal of a request that needs someone signed in, or the 401 saying why there is none. What the
+ * principal may do (a web session, a role) is for the service's authz check to say.
+ */
+export function signedIn(auth: RequestAuth): Principal {
+  if (auth.principal) return auth.principal;
+  throw auth.refusal ?? new AppError('sign_in_required', 'Sign in required: no valid web session or bearer credential (sign in at /account).');
 }
 
 /**
@@ -71,25 +87,9 @@ export async function authenticateRequest(request: FastifyRequest, services: Ser
  */
 export async function authenticateGraphQLRequest(request: FastifyRequest, services: Services): Promise<RequestAuth> {
   if (request.headers.authorization !== undefined) return authenticateRequest(request, services);
-  if (request.method !== 'POST') return { principal: null, via: null };
+  if (request.method !== 'POST') return signedOut;
   assertSameOrigin(request, services.config, { required: false });
   return authenticateRequest(request, services);
-}
-
-/** For routes that need the web session cookie itself (API keys, sessions): bearer credentials do not count. */
-export async function requireWebSession(request: FastifyRequest, services: Services): Promise<Principal> {
-  const token = readCookie(request.headers.cookie, sessionCookieName);
-  const principal = token ? await services.identity.authenticateWebSession(token) : null;
-  if (!principal) {
-    throw new AppError(
-      'sign_in_required',
-      request.headers.authorization
-        ? 'This endpoint needs the web session cookie (sign in at /account); a bearer credential alone is not accepted.'
-        : 'Sign in required: no valid web session (sign in at /account).',
-    );
-  }
-  if (changesState(request.method)) assertSameOrigin(request, services.config);
-  return principal;
 }
 
 /** A control that sets and clears the cookie on this reply. */

@@ -15,6 +15,8 @@ export const Account = defineEntity({
     role: p.enum(accountRoles).default('member'),
     /** Plan package the account is on: `free`, `pro`, `max_x5`, `max_x20` (see config `plans`). */
     planPackage: p.string().default('free'),
+    /** When a package given for a limited time ends; a job then returns the account to Free. Null: no end. */
+    planPackageUntil: p.datetime().nullable(),
     disabledAt: p.datetime().nullable(),
     /** argon2id PHC string; null for accounts that only sign in by email code or OIDC. Never exposed. */
     passwordHash: p.string().nullable(),

@@ -4,8 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { objectBody, stringField } from '../../http/body.ts';
-import { assertSameOrigin, authenticateRequest, clientInfo, isSecure, readCookie, signOut, webSessionControl } from '../../http/web-session.ts';
-import { AppError } from '../../errors/app-error.ts';
+import { assertSameOrigin, authenticateRequest, clientInfo, isSecure, readCookie, signedIn, signOut, webSessionControl } from '../../http/web-session.ts';
 import { oidcCallbackPath, oidcCookieName } from './oidc.service.ts';
 
 export async function accountRoutes(app: FastifyInstance): Promise<void> {
@@ -52,8 +51,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.get('/api/membership/me', async (request) => {
-    const { principal } = await authenticateRequest(request, services);
-    if (!principal) throw new AppError('sign_in_required', 'Sign in required: no valid web session or bearer credential.');
+    const principal = signedIn(await authenticateRequest(request, services));
     return { ok: true, account: await services.accounts.me(principal), credential: { kind: principal.credential.kind } };
   });
 
@@ -77,8 +75,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
     reply.header('set-cookie', oidcFlowCookie('', 0, isSecure(request, services.config)));
     const callbackUrl = new URL(request.url, services.oidc.redirectUri);
     const identity = await services.oidc.complete(callbackUrl, readCookie(request.headers.cookie, oidcCookieName));
-    const account = await services.accounts.findOrCreateVerified(identity.email, identity.name);
-    if (account.disabledAt) throw new AppError('forbidden', 'This account is disabled.');
+    const account = await services.accounts.signInVerified(identity.email, identity.name);
     const web = webSessionControl(request, reply, services);
     await web.start(account.id);
     return reply.redirect(identity.returnTo, 302);

@@ -3,6 +3,7 @@ import type { GraphQLContext } from '../../graphql/context.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { AccountView } from './account.service.ts';
 import { signOut } from '../../http/web-session.ts';
+import * as authz from '../../authz/authz.ts';
 
 export const AccountRoleEnum = builder.enumType('AccountRole', {
   description: 'What an account may do: members use the service; support and admin staff run it.',
@@ -21,9 +22,40 @@ export const AccountRef = builder.objectRef<AccountView>('Account').implement({
     displayName: t.exposeString('displayName', { nullable: true, description: 'Name shown in the app, if set.' }),
     role: t.expose('role', { type: AccountRoleEnum, description: 'member, support or admin.' }),
     planPackage: t.exposeString('planPackage', { description: 'Plan package the account is on: free, pro, max_x5 or max_x20.' }),
+    planPackageUntil: t.expose('planPackageUntil', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When a package given for a limited time ends and the account returns to Free; null when it does not end.',
+    }),
+    disabled: t.boolean({ description: 'Whether staff disabled the account (every credential of it is refused).', resolve: (account) => account.disabledAt !== null }),
+    disabledAt: t.expose('disabledAt', { type: 'DateTime', nullable: true, description: 'When staff disabled the account; null while it is enabled.' }),
     emailVerified: t.exposeBoolean('emailVerified', { description: 'Whether the email was proven (email code or identity provider).' }),
     hasPassword: t.exposeBoolean('hasPassword', { description: 'Whether the account can sign in with a password.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the account was created.' }),
+    // What the signed-in viewer may do in the staff app, from the same authz rules the services enforce, so
+    // the app shows an action exactly when the server would allow it. They describe the viewer, whichever
+    // account they are read on; all false over a bearer credential (staff act only from a web session).
+    viewerCanReviewApplications: t.boolean({
+      description: 'Whether you (the signed-in viewer) may review enterprise applications: support and admin, from a web session.',
+      resolve: (_account, _args, { principal }) => authz.can(principal, 'application:review'),
+    }),
+    viewerCanManageAccounts: t.boolean({
+      description:
+        'Whether you (the signed-in viewer) may look accounts up, disable and enable them, end their sessions, revoke their keys and change their package: support and admin, from a web session.',
+      resolve: (_account, _args, { principal }) => authz.can(principal, 'account:disable'),
+    }),
+    viewerCanManageStaff: t.boolean({
+      description: "Whether you (the signed-in viewer) may change accounts' roles and act on staff accounts: admin, from a web session.",
+      resolve: (_account, _args, { principal }) => authz.can(principal, 'staff:set-role'),
+    }),
+    viewerCanRefund: t.boolean({
+      description: 'Whether you (the signed-in viewer) may refund orders: admin, from a web session.',
+      resolve: (_account, _args, { principal }) => authz.can(principal, 'order:refund'),
+    }),
+    viewerCanReadAuditLog: t.boolean({
+      description: 'Whether you (the signed-in viewer) may read the audit log: support and admin, from a web session.',
+      resolve: (_account, _args, { principal }) => authz.can(principal, 'audit:read'),
+    }),
   }),
 });
 

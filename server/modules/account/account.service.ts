@@ -26,6 +26,10 @@ export interface AccountView {
   displayName: string | null;
   role: AccountRole;
   planPackage: string;
+  /** When a time-limited package ends (the account then returns to Free); null when it does not. */
+  planPackageUntil: Date | null;
+  /** When staff disabled the account; null while it is enabled. */
+  disabledAt: Date | null;
   emailVerified: boolean;
   hasPassword: boolean;
   createdAt: Date;
@@ -68,7 +72,15 @@ export class AccountService {
     const role = input.role ?? 'member';
     if (!accountRoles.includes(role)) throw new AppError('invalid_request', `role must be one of ${accountRoles.join(', ')}.`, { param: 'role' });
     if (client.ip) {
-      await this.#throttle.enforce([{ key: `signup:ip:${client.ip}`, limit: this.#config.auth.throttle.signUpPerHourPerIp, periodMs: hour }], 'sign-ups from this address');
+      const { throttle } = this.#config.auth;
+      const domain = email.slice(email.lastIndexOf('@') + 1);
+      await this.#throttle.enforce(
+        [
+          { key: `signup:ip:${client.ip}`, limit: throttle.signUpPerHourPerIp, periodMs: hour },
+          { key: `signup:domain:${domain}`, limit: throttle.signUpPerHourPerDomain, periodMs: hour },
+        ],
+        `sign-ups (from this address, or with @${domain} addresses)`,
+      );
     }
     const passwordHash = await hashPassword(input.password);
     const em = entityManager(this.#db);
@@ -77,6 +89,7 @@ export class AccountService {
       displayName: input.displayName?.trim() || null,
       role,
       planPackage: 'free',
+      planPackageUntil: null,
       disabledAt: null,
       passwordHash,
       emailVerifiedAt: null,
@@ -104,7 +117,7 @@ export class AccountService {
     const ok = (await verifyPassword(stored, input.password.slice(0, passwordRules.maxLength))) && !!account?.passwordHash;
     if (!ok || !account) throw new AppError('invalid_credentials');
     await accountTry.succeeded();
-    if (account.disabledAt) throw new AppError('forbidden', 'This account is disabled.');
+    assertEnabled(account);
     if (needsRehash(stored)) {
       account.passwordHash = await hashPassword(input.password);
       await em.flush();
@@ -164,8 +177,19 @@ export class AccountService {
       'get',
     );
     if (!spent) throw wrong();
-    const account = await this.findOrCreateVerified(email);
-    if (account.disabledAt) throw new AppError('forbidden', 'This account is disabled.');
+    return this.signInVerified(email);
+  }
+
+  /**
+   * Signs in by an email address proven elsewhere (an email code, or an OIDC provider's verified email):
+   * the account, created on first use. A disabled account is refused with 401 `account_disabled`.
+   */
+  async signInVerified(email: string, displayName?: string | null): Promise<AccountView> {
+    // Refused before anything changes: the proof must not take a disabled account over (revoking its keys).
+    const existing = await entityManager(this.#db).findOne(Account, { email: normaliseEmail(email) });
+    if (existing) assertEnabled(existing);
+    const account = await this.findOrCreateVerified(email, displayName);
+    assertEnabled(account);
     return view(account);
   }
 
@@ -219,21 +243,37 @@ export class AccountService {
   }
 
   /**
-   * Bootstraps or updates a user with a role (the `svc admin create-user` command). Sets the password of an
-   * existing account, so staff can be promoted without a second account.
+   * Bootstraps or updates a user with a role (the `svc admin create-user` command). With a password it sets
+   * the password (of an existing account too, so staff can be promoted without a second account); without
+   * one the account signs in by email code. Returns the role the account had before (null when created).
    */
-  async createUser(input: SignUpInput & { role: AccountRole }): Promise<{ account: AccountView; created: boolean }> {
+  async createUser(input: { email: string; password?: string | null; role: AccountRole }): Promise<{ account: AccountView; created: boolean; previousRole: AccountRole | null }> {
     const email = normaliseEmail(input.email);
-    checkPassword(input.password);
+    if (input.password != null) checkPassword(input.password);
     if (!accountRoles.includes(input.role)) throw new AppError('invalid_request', `role must be one of ${accountRoles.join(', ')}.`, { param: 'role' });
     const em = entityManager(this.#db);
     const existing = await em.findOne(Account, { email });
-    if (!existing) return { account: await this.signUp({ ...input, email }), created: true };
+    if (!existing) {
+      if (input.password != null) return { account: await this.signUp({ email, password: input.password, role: input.role }), created: true, previousRole: null };
+      const account = em.create(Account, {
+        email,
+        displayName: null,
+        role: input.role,
+        planPackage: 'free',
+        planPackageUntil: null,
+        disabledAt: null,
+        passwordHash: null,
+        emailVerifiedAt: null,
+      });
+      await em.flush();
+      return { account: view(account), created: true, previousRole: null };
+    }
+    const previousRole = existing.role;
     existing.role = input.role;
-    existing.passwordHash = await hashPassword(input.password);
+    if (input.password != null) existing.passwordHash = await hashPassword(input.password);
     await em.flush();
     await this.#identity.invalidateAccount(existing.id);
-    return { account: view(existing), created: false };
+    return { account: view(existing), created: false, previousRole };
   }
 
   /** Per IP, and per account from one IP: counted on every attempt (password or email code). */
@@ -276,6 +316,10 @@ export class AccountService {
   }
 }
 
+function assertEnabled(account: IAccount): void {
+  if (account.disabledAt) throw new AppError('account_disabled', 'This account is disabled; contact support to have it enabled again.');
+}
+
 /** How long an address that signed in to an account stays exempt from that account's password limit. */
 const knownAddressMs = 30 * 24 * hour;
 
@@ -308,6 +352,8 @@ export function view(account: IAccount): AccountView {
     displayName: account.displayName ?? null,
     role: account.role,
     planPackage: account.planPackage,
+    planPackageUntil: account.planPackageUntil ?? null,
+    disabledAt: account.disabledAt ?? null,
     emailVerified: account.emailVerifiedAt != null,
     hasPassword: account.passwordHash != null,
     createdAt: account.createdAt,

@@ -26,7 +26,7 @@ builder.queryField('apiKeys', (t) =>
     type: [ApiKeyRef],
     authScopes: { signedIn: true },
     description: 'Your personal API keys (needs a web session).',
-    resolve: (_root, _args, { principal, services }) => services.apiKeys.list(principal!),
+    resolve: (_root, _args, { principal, services }) => services.apiKeys.list(principal),
   }),
 );
 
@@ -36,7 +36,7 @@ builder.mutationField('createApiKey', (t) =>
     authScopes: { signedIn: true },
     description: 'Mints a personal API key (needs a web session). The token is in this response only.',
     args: { name: t.arg.string({ required: true, description: 'A label, 1 to 100 characters.' }) },
-    resolve: (_root, args, { principal, services }) => services.apiKeys.create(principal!, args),
+    resolve: (_root, args, { principal, services }) => services.apiKeys.create(principal, args),
   }),
 );
 
@@ -44,8 +44,12 @@ builder.mutationField('revokeApiKey', (t) =>
   t.field({
     type: ApiKeyRef,
     authScopes: { signedIn: true },
-    description: 'Revokes a key; it stops working at once on every server.',
-    args: { id: t.arg.id({ required: true, description: 'Key id.' }) },
-    resolve: (_root, args, { principal, services }) => services.apiKeys.revoke(principal!, String(args.id)),
+    description:
+      "Revokes a key; it stops working at once on every server. Your own key: no reason needed (needs a web session). Another account's key: staff only, with a reason, recorded in the audit log.",
+    args: {
+      id: t.arg.id({ required: true, description: 'Key id.' }),
+      reason: t.arg.string({ description: "Why: required when staff revoke another account's key (it goes into the audit log)." }),
+    },
+    resolve: (_root, args, { principal, services, requestId }) => services.apiKeys.revoke(principal, String(args.id), { reason: args.reason, requestId }),
   }),
 );

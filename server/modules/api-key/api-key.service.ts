@@ -1,15 +1,19 @@
 /**
  * Personal API keys (spec §4, DESIGN "Credentials"): `svc_live_` + 256 random bits, shown once at creation,
- * stored as SHA-256 only; lists show `prefix` (first 12 characters) and `last4`. Managing keys needs a web
- * session: a key or a device token cannot mint more keys.
+ * stored as SHA-256 only; lists show `prefix` (first 12 characters) and `last4`. Managing your keys needs a
+ * web session (authz `api-key:manage`): a key or a device token cannot mint more keys. Staff may revoke
+ * anyone's key with a reason (`api-key:revoke-any`, audited).
  */
 import type { Database } from '../../db/orm.ts';
 import { AppError } from '../../errors/app-error.ts';
-import type { Principal } from '../identity/principal.ts';
+import * as authz from '../../authz/authz.ts';
 import { displayParts, newToken, sha256Hex, tokenPrefixes } from '../identity/credential-token.ts';
 import type { IdentityService } from '../identity/identity.service.ts';
 import { isUuid } from '../../db/ids.ts';
 import { entityManager } from '../../db/unit-of-work.ts';
+import { Account } from '../account/account.entity.ts';
+import type { AuditLog } from '../audit/audit.service.ts';
+import { optionalReason } from '../audit/reason.ts';
 import { ApiKey, type IApiKey } from './api-key.entity.ts';
 
 export interface ApiKeyView {
@@ -32,16 +36,18 @@ export const maxKeysPerAccount = 100;
 export class ApiKeyService {
   readonly #db: Database;
   readonly #identity: IdentityService;
+  readonly #audit: AuditLog;
 
-  constructor(db: Database, identity: IdentityService) {
+  constructor(db: Database, identity: IdentityService, audit: AuditLog) {
     this.#db = db;
     this.#identity = identity;
+    this.#audit = audit;
   }
 
   /** The caller's live personal keys, newest first. */
-  async list(principal: Principal): Promise<ApiKeyView[]> {
-    assertWebSession(principal);
-    return this.listForAccount(principal.accountId);
+  async list(actor: authz.Actor): Promise<ApiKeyView[]> {
+    authz.assert(actor, 'api-key:manage');
+    return this.listForAccount(actor.accountId);
   }
 
   async listForAccount(accountId: string): Promise<ApiKeyView[]> {
@@ -50,9 +56,9 @@ export class ApiKeyService {
   }
 
   /** Mints a key for the signed-in caller (web session required). */
-  async create(principal: Principal, input: { name: string }): Promise<CreatedApiKey> {
-    assertWebSession(principal);
-    return this.createForAccount(principal.accountId, input);
+  async create(actor: authz.Actor, input: { name: string }): Promise<CreatedApiKey> {
+    authz.assert(actor, 'api-key:manage');
+    return this.createForAccount(actor.accountId, input);
   }
 
   /**
@@ -84,12 +90,49 @@ export class ApiKeyService {
     return { key: view(key), token };
   }
 
-  /** Revokes one of the caller's keys; it stops working on every instance at once. */
-  async revoke(principal: Principal, keyId: string): Promise<ApiKeyView> {
-    assertWebSession(principal);
-    return this.revokeForAccount(principal.accountId, keyId);
+  /**
+   * Revokes a key; it stops working on every instance at once. Your own key: no reason needed. Another
+   * account's key: staff only (`api-key:revoke-any`, 403 for anyone else), with a reason, audited. Key ids
+   * are random UUIDs never shown to other members, so the 403 tells a member nothing they could use.
+   */
+  async revoke(actor: authz.Actor, keyId: string, options: { reason?: string | null; requestId?: string | null } = {}): Promise<ApiKeyView> {
+    authz.assert(actor, 'api-key:manage');
+    const em = entityManager(this.#db);
+    const key = isUuid(keyId) ? await em.findOne(ApiKey, { id: keyId, kind: 'personal', revokedAt: null }) : null;
+    const missing = () => new AppError('not_found', isUuid(keyId) ? `No live API key ${keyId} on your account.` : 'That is not an API key id.', { param: 'id' });
+    if (!key) throw missing();
+    if (key.accountId === actor.accountId) return this.revokeForAccount(actor.accountId, keyId);
+    authz.assert(actor, 'api-key:revoke-any');
+    const owner = await em.findOneOrFail(Account, { id: key.accountId });
+    authz.assert(actor, 'api-key:revoke-any', { type: 'account', id: owner.id, role: owner.role });
+    const reason = optionalReason(options.reason);
+    if (!reason) throw new AppError('invalid_request', "reason is required to revoke another account's key (it goes into the audit log).", { param: 'reason' });
+    const revoked = await this.#db.orm.em.fork().transactional(async (tx) => {
+      const row = await tx.findOne(ApiKey, { id: key.id, revokedAt: null });
+      if (!row) return null;
+      row.revokedAt = new Date();
+      await tx.flush();
+      await this.#audit.record(
+        {
+          actorId: actor.accountId,
+          action: 'api-key:revoke-any',
+          targetType: 'api_key',
+          targetId: row.id,
+          before: { accountId: row.accountId, name: row.name, prefix: row.prefix, last4: row.last4, revokedAt: null },
+          after: { revokedAt: row.revokedAt.toISOString() },
+          reason,
+          requestId: options.requestId ?? null,
+        },
+        tx,
+      );
+      return row;
+    });
+    if (!revoked) throw missing();
+    await this.#identity.invalidate({ tokenHashes: [revoked.tokenHash] });
+    return view(revoked);
   }
 
+  /** Revokes a key of the given account without a caller check (trusted callers; transports use `revoke`). */
   async revokeForAccount(accountId: string, keyId: string): Promise<ApiKeyView> {
     const em = entityManager(this.#db);
     const key = isUuid(keyId) ? await em.findOne(ApiKey, { id: keyId, accountId, kind: 'personal', revokedAt: null }) : null;
@@ -98,12 +141,6 @@ export class ApiKeyService {
     await em.flush();
     await this.#identity.invalidate({ tokenHashes: [key.tokenHash] });
     return view(key);
-  }
-}
-
-function assertWebSession(principal: Principal): void {
-  if (principal.credential.kind !== 'web_session') {
-    throw new AppError('sign_in_required', 'Managing API keys needs a web session: sign in at /account (a bearer credential is not enough).');
   }
 }
 

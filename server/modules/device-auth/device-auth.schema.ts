@@ -28,7 +28,7 @@ builder.queryField('deviceAuthorization', (t) =>
     authScopes: { signedIn: true },
     description: 'Opens a device login by its user code. The first signed-in browser session to open a code owns it.',
     args: { userCode: t.arg.string({ required: true, description: 'The code shown by the device (case and dash ignored).' }) },
-    resolve: (_root, args, { principal, services, client }) => services.deviceAuth.open(principal!, args.userCode, client),
+    resolve: (_root, args, { principal, services, client }) => services.deviceAuth.open(principal, args.userCode, client),
   }),
 );
 
@@ -38,7 +38,7 @@ builder.mutationField('approveDevice', (t) =>
     authScopes: { signedIn: true },
     description: 'Approves a device login you opened: the device gets a session token for your account.',
     args: { userCode: t.arg.string({ required: true, description: 'The code shown by the device.' }) },
-    resolve: (_root, args, { principal, services, client }) => services.deviceAuth.decide(principal!, args.userCode, 'approve', client),
+    resolve: (_root, args, { principal, services, client }) => services.deviceAuth.decide(principal, args.userCode, 'approve', client),
   }),
 );
 
@@ -48,6 +48,6 @@ builder.mutationField('denyDevice', (t) =>
     authScopes: { signedIn: true },
     description: 'Denies a device login you opened.',
     args: { userCode: t.arg.string({ required: true, description: 'The code shown by the device.' }) },
-    resolve: (_root, args, { principal, services, client }) => services.deviceAuth.decide(principal!, args.userCode, 'deny', client),
+    resolve: (_root, args, { principal, services, client }) => services.deviceAuth.decide(principal, args.userCode, 'deny', client),
   }),
 );

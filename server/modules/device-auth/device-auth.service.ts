@@ -17,6 +17,7 @@ import type { Database } from '../../db/orm.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { AccountService, AccountView } from '../account/account.service.ts';
 import type { Principal } from '../identity/principal.ts';
+import * as authz from '../../authz/authz.ts';
 import { sha256Hex } from '../identity/credential-token.ts';
 import type { ClientInfo, SessionService } from '../session/session.service.ts';
 import { minute, type Throttle } from '../rate-limit/throttle.ts';
@@ -191,12 +192,14 @@ export class DeviceAuthService {
   }
 
   /** Opens a code on the approval page: the first signed-in web session to do so owns it. */
-  async open(principal: Principal, userCodeInput: unknown, client: ClientInfo = {}): Promise<DeviceAuthView> {
+  async open(principal: authz.Actor, userCodeInput: unknown, client: ClientInfo = {}): Promise<DeviceAuthView> {
+    authz.assert(principal, 'device:approve');
     return view(await this.#claim(principal, userCodeInput, client));
   }
 
   /** Approves or denies a code the caller's session owns (claiming it first if nobody has). */
-  async decide(principal: Principal, userCodeInput: unknown, decision: 'approve' | 'deny', client: ClientInfo = {}): Promise<DeviceAuthView> {
+  async decide(principal: authz.Actor, userCodeInput: unknown, decision: 'approve' | 'deny', client: ClientInfo = {}): Promise<DeviceAuthView> {
+    authz.assert(principal, 'device:approve');
     const row = await this.#claim(principal, userCodeInput, client);
     const em = entityManager(this.#db);
     const updated = await em.nativeUpdate(
@@ -214,9 +217,6 @@ export class DeviceAuthService {
   }
 
   async #claim(principal: Principal, userCodeInput: unknown, client: ClientInfo): Promise<IDeviceAuthorization> {
-    if (principal.credential.kind !== 'web_session') {
-      throw new AppError('forbidden', 'Approve device logins from a browser signed in at /account, not with a bearer credential.');
-    }
     const userCode = normaliseUserCode(userCodeInput);
     if (!userCode) {
       throw new AppError('invalid_request', `A user code is 8 letters from ${userCodeAlphabet}, like BCDF-GHJK.`, { param: 'userCode' });

@@ -31,6 +31,9 @@ export interface ResolvedCredential {
   disabled: boolean;
 }
 
+/** A session cookie's outcome: a principal, or signed out with the reason when there is one. */
+export type WebSessionResult = { principal: Principal; refusal: null } | { principal: null; refusal: AppError | null };
+
 export interface CredentialResolver {
   /** The token prefix this resolver owns, e.g. `svc_ent_`. */
   prefix: string;
@@ -70,6 +73,7 @@ export class IdentityService {
   readonly #lastUsed: LastUsedRecorder;
   readonly #resolvers = new Map<string, CredentialResolver>();
   readonly #cache = new Map<string, CacheEntry>();
+  readonly #listeners = new Set<() => void>();
   /** Bumped by every invalidation; a lookup that raced one does not cache its (possibly stale) result. */
   #generation = 0;
   /**
@@ -128,8 +132,8 @@ export class IdentityService {
   }
 
   /**
-   * Resolves an `Authorization` header to a principal, or throws 401 `sign_in_required` with a message
-   * saying what is wrong. Accepts device-login session tokens and API keys; web session tokens only
+   * Resolves an `Authorization` header to a principal, or throws 401 `sign_in_required` (or
+   * `account_disabled`) with a message saying what is wrong. Accepts device-login session tokens and API keys; web session tokens only
    * work as the cookie.
    */
   async authenticateBearer(authorization: string | undefined): Promise<Principal> {
@@ -151,23 +155,37 @@ export class IdentityService {
     return found.principal;
   }
 
-  /** Resolves the web session cookie value; null when it is unknown, revoked, expired or not a web session. */
-  async authenticateWebSession(token: string): Promise<Principal | null> {
-    if (!token.startsWith(tokenPrefixes.session)) return null;
+  /**
+   * Resolves the web session cookie value. A cookie that does not count leaves the browser signed out:
+   * `principal` is null, and `refusal` says why when there is something to say (the account is disabled,
+   * the session expired) — transports throw it where the request needs sign-in.
+   */
+  async authenticateWebSession(token: string): Promise<WebSessionResult> {
+    if (!token.startsWith(tokenPrefixes.session)) return { principal: null, refusal: null };
     const found = await this.#lookup(this.#resolvers.get(tokenPrefixes.session)!, token);
-    if (!found || found.principal.credential.kind !== 'web_session') return null;
+    if (!found || found.principal.credential.kind !== 'web_session') return { principal: null, refusal: null };
     try {
       this.#check(found, 'web session');
-    } catch {
-      return null;
+    } catch (error) {
+      return { principal: null, refusal: error as AppError };
     }
-    return found.principal;
+    return { principal: found.principal, refusal: null };
   }
 
   /** Drops credentials from every instance's cache (call after the database change is committed). */
   async invalidate(what: Invalidation): Promise<void> {
     this.#apply(what);
     await this.#redis.pubsub.publish(invalidationChannel, JSON.stringify(what));
+  }
+
+  /**
+   * Calls `listener` after every invalidation, from this instance or another: connections that stay open
+   * (graphql-ws) check their credential again, so a revoked or disabled one stops there too. Returns the
+   * unsubscribe function.
+   */
+  onInvalidate(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   /** Drops every cached credential of an account (role, plan or disabled state changed). */
@@ -218,7 +236,7 @@ export class IdentityService {
 
   #check(found: ResolvedCredential, label: string): void {
     const now = Date.now();
-    if (found.disabled) throw signInRequired('This account is disabled.');
+    if (found.disabled) throw new AppError('account_disabled', `This account is disabled: its ${label} is refused until staff enable it again.`);
     if (found.expiresAt !== null && found.expiresAt <= now) throw signInRequired(`The ${label} has expired; sign in again.`);
     if (found.idleMs !== null && found.lastUsedAt + found.idleMs < now) throw signInRequired(`The ${label} expired after a period without use; sign in again.`);
   }
@@ -234,6 +252,13 @@ export class IdentityService {
     if (what.accountId) {
       for (const [hash, entry] of this.#cache) if (entry.principal.accountId === what.accountId) this.#cache.delete(hash);
     }
+    for (const listener of this.#listeners) {
+      try {
+        listener();
+      } catch {
+        // A listener's failure is its own; the cache is already right.
+      }
+    }
   }
 
   async #resolveApiKey(hash: string, kind: 'personal' | 'enterprise'): Promise<ResolvedCredential | null> {
@@ -248,12 +273,16 @@ export class IdentityService {
     return row ? toResolved(row, kind === 'personal' ? 'api_key' : 'enterprise_key', null, 'api_key') : null;
   }
 
+  /**
+   * Disabling an account revokes its sessions; while it stays disabled they still resolve (as disabled), so
+   * their holders hear `account_disabled` rather than a bare "unknown or revoked".
+   */
   async #resolveSession(hash: string): Promise<ResolvedCredential | null> {
     const row: CredentialRow | undefined = await this.#db.orm.em.getConnection().execute<CredentialRow>(
       `select s."id", s."kind", s."expires_at", s."last_used_at",
               a."id" as "account_id", a."email", a."role", a."plan_package", a."disabled_at"
          from "session" s join "account" a on a."id" = s."account_id"
-        where s."token_hash" = ? and s."revoked_at" is null`,
+        where s."token_hash" = ? and (s."revoked_at" is null or a."disabled_at" is not null)`,
       [hash],
       'get',
     );

@@ -29,7 +29,7 @@ builder.queryField('sessions', (t) =>
     type: [SessionRef],
     authScopes: { signedIn: true },
     description: 'Your live sessions: browsers and device-login tokens (needs a web session).',
-    resolve: (_root, _args, { principal, services }) => services.sessions.list(principal!),
+    resolve: (_root, _args, { principal, services }) => services.sessions.list(principal),
   }),
 );
 
@@ -39,7 +39,7 @@ builder.mutationField('revokeSession', (t) =>
     authScopes: { signedIn: true },
     description: 'Signs a browser or device out; it stops working at once on every server (needs a web session).',
     args: { id: t.arg.id({ required: true, description: 'Session id.' }) },
-    resolve: (_root, args, { principal, services }) => services.sessions.revoke(principal!, String(args.id)),
+    resolve: (_root, args, { principal, services }) => services.sessions.revoke(principal, String(args.id)),
   }),
 );
 
@@ -48,6 +48,6 @@ builder.mutationField('revokeOtherSessions', (t) =>
     type: 'Int',
     authScopes: { signedIn: true },
     description: 'Signs out every other browser and device, device-login tokens included; returns how many sessions ended (needs a web session).',
-    resolve: (_root, _args, { principal, services }) => services.sessions.revokeOthers(principal!),
+    resolve: (_root, _args, { principal, services }) => services.sessions.revokeOthers(principal),
   }),
 );

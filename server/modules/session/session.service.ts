@@ -7,6 +7,7 @@ import type { Config } from '../../config/config.ts';
 import type { Database, Em } from '../../db/orm.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { Principal } from '../identity/principal.ts';
+import * as authz from '../../authz/authz.ts';
 import { newToken, sha256Hex, tokenPrefixes } from '../identity/credential-token.ts';
 import type { IdentityService } from '../identity/identity.service.ts';
 import { Session, type ISession, type SessionKind } from './session.entity.ts';
@@ -64,9 +65,13 @@ export class SessionService {
     return this.#issue(accountId, 'device', this.#config.auth.deviceSessionDays * day, client, clientName, em);
   }
 
-  /** The caller's live sessions, newest first (web session required, as for every session change). */
-  async list(principal: Principal): Promise<SessionView[]> {
-    assertWebSession(principal);
+  /**
+   * The caller's live sessions, newest first. Like every session change it needs the web session (authz
+   * `session:manage`): a leaked key or device token must not see where the member signs in, nor sign their
+   * browsers out.
+   */
+  async list(principal: authz.Actor): Promise<SessionView[]> {
+    authz.assert(principal, 'session:manage');
     const now = new Date();
     const idleCutoff = new Date(now.getTime() - this.#config.auth.sessionIdleDays * day);
     const rows = await entityManager(this.#db).find(
@@ -83,8 +88,8 @@ export class SessionService {
   }
 
   /** Revokes one of the caller's sessions (any kind). */
-  async revoke(principal: Principal, sessionId: string): Promise<SessionView> {
-    assertWebSession(principal);
+  async revoke(principal: authz.Actor, sessionId: string): Promise<SessionView> {
+    authz.assert(principal, 'session:manage');
     const em = entityManager(this.#db);
     const row = isUuid(sessionId) ? await em.findOne(Session, { id: sessionId, accountId: principal.accountId }) : null;
     if (!row) throw new AppError('not_found', isUuid(sessionId) ? `No session ${sessionId} on your account.` : 'That is not a session id.', { param: 'id' });
@@ -97,8 +102,8 @@ export class SessionService {
   }
 
   /** Revokes every session of the caller except the current one ("sign out everywhere else"). */
-  async revokeOthers(principal: Principal): Promise<number> {
-    assertWebSession(principal);
+  async revokeOthers(principal: authz.Actor): Promise<number> {
+    authz.assert(principal, 'session:manage');
     const rows = await this.#db.orm.em.getConnection().execute<{ token_hash: string }[]>(
       `update "session" set "revoked_at" = now(), "updated_at" = now()
         where "account_id" = ? and "revoked_at" is null and "id" <> ? returning "token_hash"`,
@@ -166,15 +171,5 @@ export class SessionService {
       expiresAt: row.expiresAt,
       current: principal.credential.id === row.id,
     };
-  }
-}
-
-/**
- * Listing and ending sessions needs the web session cookie (as for API keys): a leaked key or device token
- * must not be able to see where the member signs in, nor sign their browsers out.
- */
-function assertWebSession(principal: Principal): void {
-  if (principal.credential.kind !== 'web_session') {
-    throw new AppError('sign_in_required', 'Managing sessions needs a web session: sign in at /account (a bearer credential is not enough).');
   }
 }

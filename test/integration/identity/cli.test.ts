@@ -50,6 +50,22 @@ function svc(args: string[], env: Record<string, string> = {}, onStdout?: (text:
   });
 }
 
+/** `node bin/svc.js …` (the installed launcher), with `input` written to its stdin and then closed. */
+function launcher(args: string[], env: Record<string, string>, input: string): Promise<Run> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [join(repo, 'bin/svc.js'), ...args], {
+      cwd: repo,
+      env: { PATH: process.env.PATH ?? '', HOME: configHome, XDG_CONFIG_HOME: configHome, ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('close', (code) => done({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
 describe('svc CLI', () => {
   it('login by device code, whoami, models, logout', async () => {
     const browser = new Browser(server.url);
@@ -86,17 +102,17 @@ describe('svc CLI', () => {
     expect(after.stderr).toContain('not signed in');
   });
 
-  it('admin create-user bootstraps staff that can sign in', async () => {
+  it('admin create-user bootstraps staff that can sign in, the password piped on stdin', async () => {
     const email = uniqueEmail('admin');
     const env = { DATABASE_URL: setup.database.url, REDIS_URL: testRedisUrl, SVC_CONFIG: '' };
-    const created = await svc(['admin', 'create-user', '--email', email, '--password', 'staff password 1', '--role', 'admin'], env);
+    const created = await launcher(['admin', 'create-user', '--email', email, '--role', 'admin'], env, 'staff password 1\n');
     expect(created.stderr).toBe('');
     expect(created.stdout).toMatch(new RegExp(`Created ${email} with role admin`));
     const browser = new Browser(server.url);
     const login = await browser.fetch('/api/membership/auth/login', { body: { email, password: 'staff password 1' } });
     expect(await login.json()).toMatchObject({ ok: true, account: { email, role: 'admin' } });
 
-    const bad = await svc(['admin', 'create-user', '--email', email, '--password', 'x'], env);
+    const bad = await launcher(['admin', 'create-user', '--email', email], env, 'x\n');
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('password must be at least 8 characters');
   });

@@ -239,7 +239,10 @@ describe('spec device endpoints', () => {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify({ query: APPROVE, variables: { code: started.user_code } }),
     });
-    expect(errorCode((await viaKey.json()) as GraphQLResult<unknown>)).toBe('forbidden');
+    // One authz rule for every web-session-only action: a bearer credential is told to sign in in a browser.
+    const refused = (await viaKey.json()) as GraphQLResult<unknown>;
+    expect(errorCode(refused)).toBe('sign_in_required');
+    expect(refused.errors![0]!.message).toContain('needs a web session (device:approve)');
     expect((await owner.graphql<{ approveDevice: { state: string } }>(APPROVE, { code: started.user_code })).data?.approveDevice.state).toBe('approved');
   });
 

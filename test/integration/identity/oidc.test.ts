@@ -108,6 +108,18 @@ describe('OIDC sign-in', () => {
     const login = await new Browser(server.url).fetch('/api/membership/auth/login', { body: { email, password: 'squatter password' } });
     expect(login.status).toBe(401);
   });
+
+  it('refuses a disabled account with 401 account_disabled and starts no session', async () => {
+    const email = uniqueEmail('sso-disabled');
+    const account = await server.app.services.accounts.findOrCreateVerified(email);
+    await setup.database.query('update account set disabled_at = now() where id = $1', [account.id]);
+    const { flowCookie, state, nonce } = await begin();
+    idp.next = { email, nonce };
+    const response = await callback(flowCookie, { code: 'code-6', state });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ code: 'account_disabled', stage: 'auth' });
+    expect(response.headers.getSetCookie().some((line) => line.startsWith('svc_membership_session='))).toBe(false);
+  });
 });
 
 interface ScriptedProvider {

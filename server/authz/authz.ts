@@ -1,0 +1,113 @@
+/**
+ * Who may do what, decided in one place from the table in `actions.ts`. Services open with
+ *
+ *   authz.assert(actor, 'account:disable', { type: 'account', id, role });   // throws, or narrows actor to Principal
+ *
+ * and GraphQL `viewerCan…` fields ask `authz.can(...)` instead of re-deriving rights. The actor is the
+ * request's `Principal` (null when nobody is signed in).
+ *
+ * Answers: no actor → 401 `sign_in_required`; the wrong role, membership or target → 403 `forbidden` with a
+ * message naming the rule; a bearer credential where the action needs the browser's web session → 401
+ * `sign_in_required` (signing in at the web app is exactly what fixes it).
+ */
+import { AppError } from '../errors/app-error.ts';
+import type { AccountRole } from '../modules/account/account.entity.ts';
+import type { Principal } from '../modules/identity/principal.ts';
+import {
+  actions,
+  notOnSelf,
+  organisationRank,
+  staffRank,
+  type AccountTargetedAction,
+  type Action,
+  type OrganisationAction,
+  type OrganisationRole,
+} from './actions.ts';
+
+export type { Action } from './actions.ts';
+
+/** Who is acting: the request's principal, or null when not signed in. */
+export type Actor = Principal | null;
+
+/** The account a staff action is aimed at (its role decides whether support may touch it). */
+export interface AccountResource {
+  type: 'account';
+  id: string;
+  role: AccountRole;
+}
+
+/**
+ * The organisation an action is aimed at, with the actor's membership role in it (null when not a member).
+ * The enterprise module looks the membership up and passes it in; authz never queries.
+ */
+export interface OrganisationResource {
+  type: 'organisation';
+  id: string;
+  membership: OrganisationRole | null;
+}
+
+/** What each action takes as its resource: organisations must name one; account actions may name their target. */
+export type ResourceArgs<A extends Action> = A extends OrganisationAction
+  ? [resource: OrganisationResource]
+  : A extends AccountTargetedAction
+    ? [resource?: AccountResource]
+    : [];
+
+/** Throws unless `actor` may do `action` (to `resource`); afterwards `actor` is known to be signed in. */
+export function assert<A extends Action>(actor: Actor, action: A, ...resource: ResourceArgs<A>): asserts actor is Principal {
+  const denial = decide(actor, action, resource[0]);
+  if (denial) throw denial;
+}
+
+/** Whether `actor` may do `action` (to `resource`): `assert` without the throw. */
+export function can<A extends Action>(actor: Actor, action: A, ...resource: ResourceArgs<A>): boolean {
+  return decide(actor, action, resource[0]) === null;
+}
+
+function decide(actor: Actor, action: Action, resource: AccountResource | OrganisationResource | undefined): AppError | null {
+  const rule = actions[action];
+  if (!actor) return new AppError('sign_in_required', `Sign in required (${action}): no valid web session or bearer credential.`);
+  switch (rule.who) {
+    case 'self':
+      break;
+    case 'staff': {
+      if (staffRank[actor.role] < staffRank[rule.role]) {
+        const who = rule.role === 'admin' ? 'admins' : 'support staff and admins';
+        return forbidden(`${action} is for ${who}; this account's role is ${actor.role}.`);
+      }
+      if (resource?.type === 'account') {
+        if (resource.id === actor.accountId && notOnSelf.has(action)) return forbidden(`${action} cannot be applied to your own account; ask another staff member.`);
+        if (resource.role !== 'member' && actor.role !== 'admin') {
+          return forbidden(`Only an admin may act on a staff account (${action} on an account with role ${resource.role}).`);
+        }
+      }
+      break;
+    }
+    case 'organisation': {
+      if (resource?.type !== 'organisation') throw new Error(`authz: ${action} needs the organisation as its resource`);
+      if (resource.membership === null) return forbidden(`You are not a member of organisation ${resource.id}.`);
+      if (organisationRank[resource.membership] < organisationRank[rule.role]) {
+        return forbidden(`${action} needs the organisation role ${rule.role} or higher; yours is ${resource.membership}.`);
+      }
+      break;
+    }
+    default:
+      return assertNever(rule);
+  }
+  if (rule.webSession && actor.credential.kind !== 'web_session') {
+    const where = rule.who === 'staff' ? '/admin' : '/account';
+    return new AppError(
+      'sign_in_required',
+      `This needs a web session (${action}): sign in at ${where} in a browser; a bearer credential alone (API key or device-login token) is not accepted.`,
+    );
+  }
+  return null;
+}
+
+function forbidden(message: string): AppError {
+  return new AppError('forbidden', `Forbidden: ${message}`, { stage: 'auth' });
+}
+
+function assertNever(value: never): never {
+  throw new Error(`authz: unknown rule ${JSON.stringify(value)}`);
+}

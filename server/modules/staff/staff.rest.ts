@@ -1,0 +1,96 @@
+/**
+ * Staff actions over REST (DESIGN §8.2), for the admin app's compatibility layer and scripts: the same
+ * service methods as the GraphQL mutations. Cookie session with the Origin check, as every cookie route;
+ * the services refuse members (403 `forbidden`) and bearer credentials (401: staff act only from a web
+ * session).
+ */
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../errors/app-error.ts';
+import { objectBody } from '../../http/body.ts';
+import { authenticateRequest, signedIn } from '../../http/web-session.ts';
+import type { AccountRole } from '../account/account.entity.ts';
+
+type WithId = { Params: { id: string } };
+
+export async function staffRoutes(app: FastifyInstance): Promise<void> {
+  const { services } = app;
+  const base = '/api/membership/staff';
+
+  app.post<WithId>(`${base}/accounts/:id/disable`, async (request) => {
+    const principal = signedIn(await authenticateRequest(request, services));
+    const body = objectBody(request);
+    return { ok: true, account: await services.staff.disableAccount(principal, request.params.id, { reason: text(body.reason), requestId: request.id }) };
+  });
+
+  app.post<WithId>(`${base}/accounts/:id/enable`, async (request) => {
+    const principal = signedIn(await authenticateRequest(request, services));
+    const body = objectBody(request);
+    return { ok: true, account: await services.staff.enableAccount(principal, request.params.id, { reason: optionalText(body.reason, 'reason'), requestId: request.id }) };
+  });
+
+  app.post<WithId>(`${base}/accounts/:id/sessions/end`, async (request) => {
+    const principal = signedIn(await authenticateRequest(request, services));
+    const body = objectBody(request);
+    return { ok: true, endedSessions: await services.staff.endSessions(principal, request.params.id, { reason: text(body.reason), requestId: request.id }) };
+  });
+
+  app.post<WithId>(`${base}/accounts/:id/role`, async (request) => {
+    const principal = signedIn(await authenticateRequest(request, services));
+    const body = objectBody(request);
+    if (typeof body.role !== 'string') throw new AppError('invalid_request', 'role is required: member, support or admin.', { param: 'role' });
+    const account = await services.staff.setAccountRole(principal, request.params.id, body.role as AccountRole, {
+      reason: optionalText(body.reason, 'reason'),
+      requestId: request.id,
+    });
+    return { ok: true, account };
+  });
+
+  app.post<WithId>(`${base}/accounts/:id/package`, async (request) => {
+    const principal = signedIn(await authenticateRequest(request, services));
+    const body = objectBody(request);
+    if (typeof body.packageId !== 'string' || body.packageId.length === 0) throw new AppError('invalid_request', 'packageId is required.', { param: 'packageId' });
+    const account = await services.staff.setAccountPackage(principal, request.params.id, body.packageId, {
+      reason: text(body.reason),
+      until: time(body.until, 'until'),
+      requestId: request.id,
+    });
+    return { ok: true, account };
+  });
+
+  app.post<WithId>(`${base}/api-keys/:id/revoke`, async (request) => {
+    const principal = signedIn(await authenticateRequest(request, services));
+    const body = objectBody(request);
+    return { ok: true, key: await services.apiKeys.revoke(principal, request.params.id, { reason: optionalText(body.reason, 'reason'), requestId: request.id }) };
+  });
+
+  app.get<{ Querystring: Record<string, string | undefined> }>(`${base}/audit-log`, async (request, reply) => {
+    const principal = signedIn(await authenticateRequest(request, services));
+    const { actorId, targetType, targetId, action, first, after } = request.query;
+    const page = await services.audit.list(
+      principal,
+      { actorId, targetType, targetId, action },
+      { first: first === undefined ? null : Number(first), after: after ?? null },
+    );
+    reply.header('cache-control', 'no-store');
+    return { ok: true, entries: page.nodes, nextCursor: page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null };
+  });
+}
+
+/** A string the service checks itself (a required reason): anything else becomes "" so the service names the field. */
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+function optionalText(value: unknown, param: string): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw new AppError('invalid_request', `${param} must be a string.`, { param });
+  return value;
+}
+
+/** An ISO 8601 time, or null when absent. */
+function time(value: unknown, param: string): Date | null {
+  if (value === undefined || value === null) return null;
+  const date = typeof value === 'string' ? new Date(value) : null;
+  if (!date || Number.isNaN(date.getTime())) throw new AppError('invalid_request', `${param} must be an ISO 8601 time, e.g. 2027-01-31T00:00:00Z, or null.`, { param });
+  return date;
+}
