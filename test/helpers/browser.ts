@@ -1,12 +1,20 @@
 /**
  * A `Browser` for tests: keeps the session cookie and sends our Origin, like the web app in a real
- * browser; unique emails and addresses so tests can run side by side.
+ * browser; GraphQL with a bearer credential; unique emails and addresses so tests can run side by side.
  */
 export { freePort } from './app.ts';
 
+export interface GraphQLError {
+  message: string;
+  extensions?: Record<string, unknown> & { code?: string; stage?: string; requestId?: string };
+}
+
 export interface GraphQLResult<T> {
+  /** HTTP status and `x-svc-request-id` of the answer. */
+  status: number;
+  requestId: string | null;
   data?: T | null;
-  errors?: { message: string; extensions?: { code?: string; stage?: string } }[];
+  errors?: GraphQLError[];
 }
 
 /** A browser: remembers `svc_membership_session` and sends our Origin on every request. */
@@ -17,9 +25,15 @@ export class Browser {
   /** Sent as X-Forwarded-For, for servers that trust 127.0.0.1 as a proxy: each browser its own address. */
   ip: string | null = null;
 
-  constructor(base: string, origin = base) {
+  constructor(base: string, origin = base, cookie: string | null = null) {
     this.base = base;
     this.origin = origin;
+    this.cookie = cookie;
+  }
+
+  /** The same browser (same cookie) talking to another instance of the service. */
+  at(base: string): Browser {
+    return new Browser(base, base, this.cookie);
   }
 
   async fetch(path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Response> {
@@ -39,8 +53,7 @@ export class Browser {
   }
 
   async graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<GraphQLResult<T>> {
-    const response = await this.fetch('/graphql', { body: { query, variables } });
-    return (await response.json()) as GraphQLResult<T>;
+    return readGraphQL<T>(await this.fetch('/graphql', { body: { query, variables } }));
   }
 
   async signUp(email: string, password = 'correct horse battery'): Promise<Response> {
@@ -48,6 +61,21 @@ export class Browser {
     if (response.status !== 201) throw new Error(`sign-up failed: ${response.status} ${await response.text()}`);
     return response;
   }
+}
+
+/** GraphQL over HTTP with a bearer credential (no cookie). */
+export async function bearerGraphQL<T>(base: string, token: string, query: string, variables: Record<string, unknown> = {}): Promise<GraphQLResult<T>> {
+  const response = await fetch(`${base}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  return readGraphQL<T>(response);
+}
+
+async function readGraphQL<T>(response: Response): Promise<GraphQLResult<T>> {
+  const body = (await response.json()) as { data?: T | null; errors?: GraphQLError[] };
+  return { status: response.status, requestId: response.headers.get('x-svc-request-id'), ...body };
 }
 
 let addresses = 0;
@@ -58,9 +86,10 @@ export function uniqueIp(): string {
 }
 
 let counter = 0;
-export function uniqueEmail(tag: string): string {
+/** A fresh address (on `domain`: sign-up throttles count per domain). */
+export function uniqueEmail(tag: string, domain = 'example.com'): string {
   counter += 1;
-  return `${tag}-${process.pid}-${Date.now()}-${counter}@example.com`;
+  return `${tag}-${process.pid}-${Date.now()}-${counter}@${domain}`;
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

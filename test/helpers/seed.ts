@@ -4,14 +4,15 @@
  *
  *   const member = await seed(app).member({ planPackage: 'pro' });
  *   const { key, client } = await member.withKey();      // an svc_live_ key and an OpenAI client on it
- *   const browser = await member.signIn();               // a web session, as the web app has one
- *   const staff = await seed(app).staff('support');      // a signed-in support account
+ *   await member.web.graphql('{ me { email } }');        // its browser, signed in (a web session cookie)
+ *   const admin = await seed(app).staff('admin');         // a signed-in admin
+ *   await admin.web.graphql('mutation($id: ID!) { disableAccount(id: $id, reason: "spam") { id } }', { id: member.id });
  *
  * Each call makes a fresh account with a unique email, so tests own their tenants and can run side by side.
  */
 import OpenAI from 'openai';
+import type { FastifyInstance } from 'fastify';
 import type { AccountRole } from '../../server/modules/account/account.entity.ts';
-import type { TestApp } from './app.ts';
 import { Browser, uniqueEmail } from './browser.ts';
 
 export interface SeededKey {
@@ -21,47 +22,54 @@ export interface SeededKey {
   client: OpenAI;
 }
 
-export interface SeededMember {
-  accountId: string;
+export interface Person {
+  id: string;
   email: string;
+  role: AccountRole;
   password: string;
-  /** Mints a personal API key. */
+  /** This person's browser, signed in (a fresh web session). */
+  web: Browser;
+  /** Mints a personal API key: its token, id and an OpenAI client on it. */
   withKey(name?: string): Promise<SeededKey>;
-  /** Signs a fresh browser in (a web session cookie). */
-  signIn(): Promise<Browser>;
+  /** Mints a personal API key and returns just its token. */
+  key(name?: string): Promise<string>;
+}
+
+export interface SeedTarget {
+  app: FastifyInstance;
+  url: string;
 }
 
 const password = 'correct horse battery staple';
 
-export function seed(app: TestApp) {
-  const { services } = app.app;
+export function seed(target: SeedTarget) {
+  const { services } = target.app;
 
-  async function account(options: { planPackage?: string; role?: AccountRole; tag?: string }): Promise<SeededMember> {
-    const email = uniqueEmail(options.tag ?? 'member');
-    const created = await services.accounts.signUp({ email, password, role: options.role });
+  async function person(role: AccountRole, options: { tag?: string; planPackage?: string }): Promise<Person> {
+    const email = uniqueEmail(options.tag ?? role);
+    const { account } = await services.accounts.createUser({ email, password, role });
     if (options.planPackage) {
-      await services.db.orm.em.getConnection().execute(`update account set plan_package = ? where id = ?`, [options.planPackage, created.id]);
-      await services.identity.invalidateAccount(created.id);
+      await services.db.orm.em.getConnection().execute(`update account set plan_package = ? where id = ?`, [options.planPackage, account.id]);
+      await services.identity.invalidateAccount(account.id);
     }
+    const { token } = await services.sessions.startWebSession(account.id, { ip: '127.0.0.1', userAgent: 'test browser' });
+    const withKey = async (name = 'test key'): Promise<SeededKey> => {
+      const { key, token: secret } = await services.apiKeys.createForAccount(account.id, { name });
+      return { key: secret, keyId: key.id, client: new OpenAI({ apiKey: secret, baseURL: `${target.url}/v1`, maxRetries: 0 }) };
+    };
     return {
-      accountId: created.id,
+      id: account.id,
       email,
+      role,
       password,
-      async withKey(name = 'test key') {
-        const { key, token } = await services.apiKeys.createForAccount(created.id, { name });
-        return { key: token, keyId: key.id, client: new OpenAI({ apiKey: token, baseURL: `${app.url}/v1`, maxRetries: 0 }) };
-      },
-      async signIn() {
-        const browser = new Browser(app.url);
-        const response = await browser.fetch('/api/membership/auth/login', { body: { email, password } });
-        if (response.status !== 200) throw new Error(`sign-in failed: ${response.status} ${await response.text()}`);
-        return browser;
-      },
+      web: new Browser(target.url, target.url, token),
+      withKey,
+      key: async (name) => (await withKey(name)).key,
     };
   }
 
   return {
-    member: (options: { planPackage?: string } = {}) => account({ ...options, tag: 'member' }),
-    staff: (role: Exclude<AccountRole, 'member'> = 'support') => account({ role, tag: role }),
+    member: (options: { tag?: string; planPackage?: string } = {}) => person('member', options),
+    staff: (role: Exclude<AccountRole, 'member'> = 'support', tag: string = role) => person(role, { tag }),
   };
 }

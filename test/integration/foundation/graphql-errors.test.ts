@@ -8,7 +8,8 @@ import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
-import { freshEmail, seed, WebClient, type GraphQLError } from '../../helpers/staff.ts';
+import { Browser, uniqueEmail, type GraphQLError } from '../../helpers/browser.ts';
+import { seed } from '../../helpers/seed.ts';
 
 let setup: Awaited<ReturnType<typeof realMode>>;
 let app: TestApp;
@@ -69,8 +70,8 @@ describe('GraphQL error extensions', () => {
   });
 
   it('a rate-limited mutation carries retryAfter (seconds) and the limit, as REST sends them in headers', async () => {
-    const email = freshEmail('throttled');
-    const web = new WebClient(app.url);
+    const email = uniqueEmail('throttled');
+    const web = new Browser(app.url);
     const start = 'mutation($email: String!) { startEmailCode(email: $email) { email } }';
     for (let i = 0; i < app.config.auth.throttle.emailCodePerHourPerEmail; i += 1) {
       expect((await web.graphql(start, { email })).errors, `code ${i + 1}`).toBeUndefined();

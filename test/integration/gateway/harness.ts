@@ -49,7 +49,7 @@ export async function startHarness(options: StartOptions & { upstream?: Scripted
 export async function createMember(app: TestApp, options: { planPackage?: string } = {}): Promise<Member> {
   const member = await seed(app).member(options);
   const { key, client } = await member.withKey('gateway test');
-  return { accountId: member.accountId, email: member.email, key, client };
+  return { accountId: member.id, email: member.email, key, client };
 }
 
 export interface LedgerRow {

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
-import { freshEmail, WebClient } from '../../helpers/staff.ts';
+import { Browser, uniqueEmail } from '../../helpers/browser.ts';
 
 let setup: Awaited<ReturnType<typeof realMode>>;
 let app: TestApp;
@@ -24,7 +24,7 @@ afterAll(async () => {
 let address = 0;
 function signUp(email: string): Promise<Response> {
   address += 1;
-  return new WebClient(app.url).fetch('/api/membership/auth/signup', {
+  return new Browser(app.url).fetch('/api/membership/auth/signup', {
     body: { email, password: 'correct horse battery staple' },
     headers: { 'x-forwarded-for': `198.18.7.${address}` },
   });
@@ -32,19 +32,19 @@ function signUp(email: string): Promise<Response> {
 
 describe('sign-up throttle per email domain', () => {
   it('the fourth sign-up of a domain within the hour is a 429 with Retry-After, from any address; other domains go on', async () => {
-    for (let i = 0; i < 3; i += 1) expect((await signUp(freshEmail('crowd', 'crowd.example'))).status).toBe(201);
-    const limited = await signUp(freshEmail('crowd', 'CROWD.example'));
+    for (let i = 0; i < 3; i += 1) expect((await signUp(uniqueEmail('crowd', 'crowd.example'))).status).toBe(201);
+    const limited = await signUp(uniqueEmail('crowd', 'CROWD.example'));
     expect(limited.status).toBe(429);
     const retryAfter = Number(limited.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(3600);
     expect(await limited.json()).toMatchObject({ code: 'rate_limited', stage: 'rate_limit', message: expect.stringContaining('@crowd.example'), retryAfterSeconds: retryAfter });
 
-    const graphql = await new WebClient(app.url).graphql('mutation($email: String!) { signUp(email: $email, password: "correct horse battery staple") { id } }', {
-      email: freshEmail('crowd', 'crowd.example'),
+    const graphql = await new Browser(app.url).graphql('mutation($email: String!) { signUp(email: $email, password: "correct horse battery staple") { id } }', {
+      email: uniqueEmail('crowd', 'crowd.example'),
     });
     expect(graphql.errors?.[0]?.extensions).toMatchObject({ code: 'rate_limited', retryAfter: expect.any(Number) });
 
-    expect((await signUp(freshEmail('calm', 'calm.example'))).status).toBe(201);
+    expect((await signUp(uniqueEmail('calm', 'calm.example'))).status).toBe(201);
   });
 });

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
 import { testRedisUrl } from '../../helpers/env.ts';
-import { freshEmail, WebClient } from '../../helpers/staff.ts';
+import { Browser, uniqueEmail } from '../../helpers/browser.ts';
 
 const repo = resolve(import.meta.dirname, '../../..');
 let setup: Awaited<ReturnType<typeof realMode>>;
@@ -61,7 +61,7 @@ const hasScript = spawnSync('script', ['--version']).status === 0;
 
 describe('svc admin create-user', () => {
   it('refuses --password, saying why, and creates nothing', async () => {
-    const email = freshEmail('argv');
+    const email = uniqueEmail('argv');
     for (const args of [['--password', 'hunter2 hunter2'], ['--password=hunter2 hunter2']]) {
       const result = await svc(['admin', 'create-user', '--email', email, '--role', 'admin', ...args], 'hunter2 hunter2\n');
       expect(result.code).toBe(1);
@@ -74,7 +74,7 @@ describe('svc admin create-user', () => {
   });
 
   it('says so when stdin is piped but empty', async () => {
-    const email = freshEmail('empty');
+    const email = uniqueEmail('empty');
     const result = await svc(['admin', 'create-user', '--email', email], '');
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('no password on stdin');
@@ -82,7 +82,7 @@ describe('svc admin create-user', () => {
   });
 
   it('--email-code creates the account without a password and sends a sign-in code that works', async () => {
-    const email = freshEmail('code');
+    const email = uniqueEmail('code');
     const result = await svc(['admin', 'create-user', '--email', email, '--role', 'support', '--email-code']);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -92,7 +92,7 @@ describe('svc admin create-user', () => {
     expect(code).toMatch(/^\d{6}$/);
     expect(await accountRow(email)).toEqual({ role: 'support', password_hash: null });
 
-    const browser = new WebClient(app.url);
+    const browser = new Browser(app.url);
     const verified = await browser.fetch('/api/membership/auth/email-code/verify', { body: { email, code } });
     expect(await verified.json()).toMatchObject({ ok: true, account: { email, role: 'support', hasPassword: false, emailVerified: true } });
     expect((await browser.graphql<{ me: { viewerCanManageAccounts: boolean } }>('{ me { viewerCanManageAccounts } }')).data?.me.viewerCanManageAccounts).toBe(true);
@@ -102,7 +102,7 @@ describe('svc admin create-user', () => {
   });
 
   it.skipIf(!hasScript)('at a terminal, asks twice without echoing the password', async () => {
-    const email = freshEmail('tty');
+    const email = uniqueEmail('tty');
     const password = 'typed at the prompt 7';
     // `script` gives the command a real terminal; answers are typed only once each prompt is shown.
     let answered = 0;
@@ -118,7 +118,7 @@ describe('svc admin create-user', () => {
     expect(result.stdout).toContain(`Created ${email} with role admin`);
     expect(result.stdout).not.toContain(password);
     expect(result.code).toBe(0);
-    const login = await new WebClient(app.url).fetch('/api/membership/auth/login', { body: { email, password } });
+    const login = await new Browser(app.url).fetch('/api/membership/auth/login', { body: { email, password } });
     expect(await login.json()).toMatchObject({ ok: true, account: { email, role: 'admin' } });
   });
 });

@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
-import { bearerGraphQL, seed, type Person } from '../../helpers/staff.ts';
+import { bearerGraphQL } from '../../helpers/browser.ts';
+import { seed, type Person } from '../../helpers/seed.ts';
 
 let setup: Awaited<ReturnType<typeof realMode>>;
 let app: TestApp;
@@ -65,7 +66,7 @@ const models = (token: string) => fetch(`${app.url}/v1/models`, { headers: { aut
 describe('members are refused every staff operation', () => {
   it('over GraphQL: 403 forbidden naming the rule, and nothing changes', async () => {
     const member = await people.member();
-    const target = await people.member('target');
+    const target = await people.member({ tag: 'target' });
     const key = await keyIdOf(target);
     for (const [name, query, variables] of graphqlOperations(target.id, key.id)) {
       const result = await member.web.graphql(query, variables);
@@ -81,7 +82,7 @@ describe('members are refused every staff operation', () => {
 
   it('over REST: 403 forbidden in the envelope', async () => {
     const member = await people.member();
-    const target = await people.member('target');
+    const target = await people.member({ tag: 'target' });
     const key = await keyIdOf(target);
     for (const [method, path, body] of restOperations(target.id, key.id)) {
       const response = await member.web.fetch(path, { method, body });
@@ -97,7 +98,7 @@ describe('staff act only from a web session', () => {
   it('an admin with a bearer key is refused over GraphQL and REST (401, told to use a web session)', async () => {
     const admin = await people.staff('admin');
     const adminKey = await admin.key();
-    const target = await people.member('target');
+    const target = await people.member({ tag: 'target' });
     const key = await keyIdOf(target);
     for (const [name, query, variables] of graphqlOperations(target.id, key.id)) {
       const result = await bearerGraphQL(app.url, adminKey, query, variables);
@@ -119,7 +120,7 @@ describe('staff act only from a web session', () => {
 
   it('a cookie-authenticated staff action from another site is refused (Origin check)', async () => {
     const admin = await people.staff('admin');
-    const target = await people.member('target');
+    const target = await people.member({ tag: 'target' });
     const response = await admin.web.fetch(`/api/membership/staff/accounts/${target.id}/disable`, { body: { reason: 'csrf' }, headers: { origin: 'https://evil.example' } });
     expect(response.status).toBe(403);
     expect(await response.json()).toMatchObject({ code: 'forbidden', message: expect.stringContaining('Cross-site request refused') });
@@ -131,7 +132,7 @@ describe('support and admin', () => {
   it('support may disable members but not set roles nor touch admin accounts; admins may', async () => {
     const support = await people.staff('support');
     const admin = await people.staff('admin');
-    const target = await people.member('target');
+    const target = await people.member({ tag: 'target' });
     const role = await support.web.graphql('mutation($id: ID!) { setAccountRole(accountId: $id, role: admin) { role } }', { id: target.id });
     expect(role.errors?.[0]).toMatchObject({ message: "Forbidden: staff:set-role is for admins; this account's role is support.", extensions: { code: 'forbidden' } });
     const restRole = await support.web.fetch(`/api/membership/staff/accounts/${target.id}/role`, { body: { role: 'admin' } });
@@ -208,7 +209,7 @@ describe('API keys: owners and staff share revokeApiKey', () => {
 describe('the audit log', () => {
   it('records each staff action with actor, before/after, reason and request id', async () => {
     const admin = await people.staff('admin');
-    const target = await people.member('audited');
+    const target = await people.member({ tag: 'audited' });
     await target.key();
     const run = async (query: string, variables: Record<string, unknown>) => {
       const result = await admin.web.graphql(query, variables);
@@ -257,7 +258,7 @@ describe('the audit log', () => {
 
   it('refuses UPDATE, DELETE and TRUNCATE', async () => {
     const admin = await people.staff('admin');
-    const target = await people.member('immutable');
+    const target = await people.member({ tag: 'immutable' });
     await admin.web.graphql('mutation($id: ID!) { disableAccount(id: $id, reason: "evidence") { id } }', { id: target.id });
     for (const sql of [
       `update audit_log set reason = 'nothing to see' where target_id = '${target.id}'`,

@@ -8,7 +8,8 @@ import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
-import { bearerGraphQL, seed, WebClient } from '../../helpers/staff.ts';
+import { bearerGraphQL, Browser } from '../../helpers/browser.ts';
+import { seed } from '../../helpers/seed.ts';
 
 let setup: Awaited<ReturnType<typeof realMode>>;
 let a: TestApp;
@@ -37,7 +38,7 @@ async function expectDisabled(response: Response, what: string): Promise<void> {
 describe('disable and enable across instances', () => {
   it('every credential stops at once on the other instance with account_disabled; enable restores keys and sign-in', async () => {
     const admin = await seed(a).staff('support');
-    const member = await seed(a).member('disabled');
+    const member = await seed(a).member({ tag: 'disabled' });
     const key = await member.key();
     const device = await a.app.services.sessions.issueDeviceSession(member.id, 'svc-cli test', {});
     const browserOnB = member.web.at(b.url);
@@ -76,7 +77,7 @@ describe('disable and enable across instances', () => {
     expect(live.rows[0].n).toBe(0);
 
     // Sign-in: password and email code say account_disabled (after the right secret only).
-    const login = new WebClient(b.url);
+    const login = new Browser(b.url);
     const wrong = await login.fetch('/api/membership/auth/login', { body: { email: member.email, password: 'not the password' } });
     expect(await wrong.json()).toMatchObject({ code: 'invalid_credentials' });
     await expectDisabled(await login.fetch('/api/membership/auth/login', { body: { email: member.email, password: member.password } }), 'password sign-in');
@@ -102,7 +103,7 @@ describe('disable and enable across instances', () => {
 
   it('open graphql-ws subscriptions on the other instance are closed (4403) at once, by key or by cookie', async () => {
     const admin = await seed(a).staff('support');
-    const member = await seed(a).member('watching');
+    const member = await seed(a).member({ tag: 'watching' });
     const key = await member.key();
     const url = `${b.url.replace('http', 'ws')}/graphql`;
     const watch = (client: ReturnType<typeof createClient>) =>
@@ -131,7 +132,7 @@ describe('disable and enable across instances', () => {
 
   it('staff end every session of an account on every instance (REST), keys untouched', async () => {
     const support = await seed(a).staff('support');
-    const member = await seed(a).member('ended');
+    const member = await seed(a).member({ tag: 'ended' });
     const key = await member.key();
     const device = await a.app.services.sessions.issueDeviceSession(member.id, 'svc-cli test', {});
     const browserOnB = member.web.at(b.url);

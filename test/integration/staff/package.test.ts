@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPlans } from '../../../server/config/catalogue.ts';
 import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
-import { seed } from '../../helpers/staff.ts';
+import { seed } from '../../helpers/seed.ts';
 
 let setup: Awaited<ReturnType<typeof realMode>>;
 let a: TestApp;
@@ -42,7 +42,7 @@ async function usage(base: string, token: string): Promise<{ packageId: string; 
 describe('plan package assignment', () => {
   it('staff on A change the package; B serves the new models and pools at once; the end returns it to Free', async () => {
     const support = await seed(a).staff('support');
-    const member = await seed(a).member('upgraded');
+    const member = await seed(a).member({ tag: 'upgraded' });
     const key = await member.key();
     expect(await modelIds(b.url, key)).toEqual(['auto', 'svc-2.1-fast']);
     expect(await usage(b.url, key)).toEqual({ packageId: 'free', fastDay: 200_000 });
@@ -83,7 +83,7 @@ describe('plan package assignment', () => {
 
   it('REST does the same; unknown packages, past ends and missing reasons are 400s naming the field', async () => {
     const admin = await seed(a).staff('admin');
-    const member = await seed(a).member('rest-package');
+    const member = await seed(a).member({ tag: 'rest-package' });
     const key = await member.key();
     const path = `/api/membership/staff/accounts/${member.id}/package`;
     const cases: [Record<string, unknown>, string, RegExp][] = [
@@ -107,7 +107,7 @@ describe('plan package assignment', () => {
   });
 
   it('the job returns an ended package to Free by itself', async () => {
-    const member = await seed(a).member('trial');
+    const member = await seed(a).member({ tag: 'trial' });
     const key = await member.key();
     await a.app.services.planAssignments.assignAsSystem(member.id, 'pro', { reason: 'A short trial.', until: new Date(Date.now() + 300) });
     expect(await usage(b.url, key)).toMatchObject({ packageId: 'pro' });
@@ -124,7 +124,7 @@ describe('plan package assignment', () => {
   });
 
   it('payments assign as the system: no actor, audited, effective at once', async () => {
-    const member = await seed(a).member('paid');
+    const member = await seed(a).member({ tag: 'paid' });
     const key = await member.key();
     expect(await usage(b.url, key)).toMatchObject({ packageId: 'free' });
     const account = await a.app.services.planAssignments.assignAsSystem(member.id, 'max_x20', { reason: 'Order ord_123 paid.', requestId: 'mbr_paymentnotice1' });

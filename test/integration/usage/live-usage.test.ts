@@ -208,6 +208,25 @@ describe('usageUpdated', () => {
     await expect.poll(() => b.app.services.usage.events.watching(member.accountId)).toBe(0);
   });
 
+  it('follows a plan change: an open subscription on instance B shows the new package’s limits at once', async () => {
+    const member: Member = await h.member();
+    const client = wsClient(b, { authorization: `Bearer ${member.key}` });
+    const events = client.iterate<UsageEvent>({ query: USAGE_UPDATED })[Symbol.asyncIterator]();
+    try {
+      const initial = await events.next();
+      const freeLimit = fastDay(initial.value.data!).limit.amountMicros;
+      expect(freeLimit).toBe(200_000);
+      // Payments (or staff) move the account to Pro on instance A.
+      await h.app.app.services.planAssignments.assignAsSystem(member.accountId, 'pro', { reason: 'paid order' });
+      const next = await Promise.race([events.next(), new Promise<null>((resolve) => setTimeout(() => resolve(null), 5000))]);
+      expect(next && !next.done).toBe(true);
+      expect(fastDay(next!.value.data!).limit.amountMicros).toBe(3_000_000);
+    } finally {
+      await events.return?.();
+      await client.dispose();
+    }
+  });
+
   it('is refused without credentials (sign_in_required) and closes 4403 on bad ones', async () => {
     const anonymous = wsClient(b, undefined);
     try {
