@@ -16,6 +16,8 @@ import { trackRoutes } from './http/route-table.ts';
 import { spaRoutes } from './http/spa.ts';
 import { openRedis } from './infra/redis.ts';
 import { boundDrain } from './infra/shutdown.ts';
+import { clientErrorEnvelope, guardConnections, limitEveryRoute } from './http/guards.ts';
+import proxyAddr from '@fastify/proxy-addr';
 import { createLogger, fixedFieldLogger } from './log.ts';
 import { accountRoutes } from './modules/account/account.rest.ts';
 import { apiKeyRoutes } from './modules/api-key/api-key.rest.ts';
@@ -50,7 +52,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     throw error;
   });
   const services = createServices(config, db, redis, log);
-  // Built here until the composition root takes it (services.ts is being reworked on main).
 
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
@@ -61,11 +62,20 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     keepAliveTimeout: 72_000,
     trustProxy: config.server.trustedProxies.length > 0 ? config.server.trustedProxies : false,
     routerOptions: { ignoreTrailingSlash: true },
+    // What Node itself refuses before any route (malformed request, header overflow, timeout) gets the envelope.
+    clientErrorHandler: clientErrorEnvelope,
     // Bad URLs and over-long path parameters get the envelope too, not Fastify's own body.
     frameworkErrors: (error, request, reply) => {
       reply.header('x-svc-request-id', request.id).header('x-request-id', request.id);
       return sendError(request, reply, toAppError(error));
     },
+  });
+  app.server.headersTimeout = config.server.headersTimeoutMs;
+  const trusted = proxyAddr.compile(config.server.trustedProxies);
+  guardConnections(app, {
+    maxConnections: config.server.maxConnections,
+    maxConnectionsPerIp: config.server.maxConnectionsPerIp,
+    isTrustedProxy: (address) => trusted(address, 0),
   });
   app.decorate('services', services);
   boundDrain(app, log, options.drainMs ?? 30_000);
@@ -87,6 +97,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
 
   installMetrics(app);
+  limitEveryRoute(app, services.rateLimits, config.rateLimits.ipPerMinute);
   app.get('/healthz', async () => ({ ok: true }));
   app.get('/readyz', async (_request, reply) => {
     const [database, cache] = await Promise.allSettled([db.ping(), redis.ping()]);

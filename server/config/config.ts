@@ -256,6 +256,14 @@ const FileConfigModel = z.strictObject({
       webUrl: z.url().optional(),
       bodyLimitBytes: z.number().int().positive().default(1024 * 1024),
       trustedProxies: z.array(z.string()).default([]),
+      /** Open connections in total and per client address (trusted proxies exempt); more get a 503 at once. */
+      maxConnections: z.number().int().positive().default(10_000),
+      maxConnectionsPerIp: z.number().int().positive().default(256),
+      /** WebSockets (GraphQL subscriptions) per client address, and subscriptions per account. */
+      maxWebSocketsPerIp: z.number().int().positive().default(32),
+      maxSubscriptionsPerAccount: z.number().int().positive().default(64),
+      /** How long a client may take to send its request headers. */
+      headersTimeoutMs: z.number().int().positive().default(10_000),
       logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
       /** Production mode (also set by NODE_ENV=production): the payment sandbox can never be on. */
       production: z.boolean().default(false),

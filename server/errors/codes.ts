@@ -155,6 +155,22 @@ export const errorCodes = {
     message: 'Method not allowed.',
     messageZh: '不允许使用该请求方法。',
   }),
+  request_timeout: code({
+    status: 408,
+    type: 'invalid_request_error',
+    stage: 'validation',
+    actions: ['retry_later'],
+    message: 'The request was not received in time.',
+    messageZh: '未能在规定时间内收到完整的请求。',
+  }),
+  headers_too_large: code({
+    status: 431,
+    type: 'invalid_request_error',
+    stage: 'validation',
+    actions: ['fix_request'],
+    message: 'The request headers are too large.',
+    messageZh: '请求头过大。',
+  }),
   payload_too_large: code({
     status: 413,
     type: 'invalid_request_error',

@@ -7,6 +7,9 @@ import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Context } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import { refuseSocket } from '../http/guards.ts';
 import { newRequestId } from '../http/request-id.ts';
 import { closeWithin } from '../infra/shutdown.ts';
 import type { Principal } from '../modules/identity/principal.ts';
@@ -14,6 +17,7 @@ import { authenticateGraphQLRequest, readCookie, sameOriginUpgrade, sessionCooki
 import type { GraphQLContext } from './context.ts';
 import { asInvalidRequest, errorsWithRequestId, isGraphQLError, maskError, resultWithRequestId, useErrorCodes } from './errors.ts';
 import { AppError } from '../errors/app-error.ts';
+import { useDocumentLimits } from './limits.ts';
 import { schema } from './schema.ts';
 
 interface ServerContext {
@@ -33,6 +37,11 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
     plugins: [
       useErrorCodes,
       useRequestIdOnErrors,
+      ...useDocumentLimits({
+        production: services.config.server.production,
+        // HTTP: the route resolved the credential before yoga ran; WebSocket: onSubscribe passes it in.
+        principalOf: (context) => (context.req ? httpAuth.get(context.req as FastifyRequest)?.principal : undefined) ?? (context.principal as Principal | undefined) ?? null,
+      }),
     ],
     context: ({ req }): GraphQLContext => {
       const auth = httpAuth.get(req);
@@ -83,14 +92,34 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
     if (!cookie || !sameOriginUpgrade(request, services.config)) return null;
     return (await services.identity.authenticateWebSession(cookie)).principal ?? false;
   };
-  app.server.on('upgrade', (request, socket, head) => {
+  // WebSockets per client address: each holds a socket and subscriptions for as long as it likes.
+  const socketsPerIp = new Map<string, number>();
+  const { maxWebSocketsPerIp, maxSubscriptionsPerAccount } = services.config.server;
+  app.server.on('upgrade', (request: IncomingMessage, socket: Socket, head: Buffer) => {
     const path = (request.url ?? '').split('?')[0];
-    if (path !== '/graphql') {
-      socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
-      return;
-    }
+    if (path !== '/graphql') return refuseSocket(socket, 404, 'not_found', `No WebSocket endpoint at ${path}; GraphQL subscriptions are at /graphql.`);
+    const ip = socket.remoteAddress ?? 'unknown';
+    const open = socketsPerIp.get(ip) ?? 0;
+    if (open >= maxWebSocketsPerIp) return refuseSocket(socket, 503, 'service_unavailable', `Too many WebSockets from your address (at most ${maxWebSocketsPerIp}); close some and retry.`, 'retry-after: 1\r\n');
+    socketsPerIp.set(ip, open + 1);
+    socket.once('close', () => {
+      const left = (socketsPerIp.get(ip) ?? 1) - 1;
+      if (left <= 0) socketsPerIp.delete(ip);
+      else socketsPerIp.set(ip, left);
+    });
     wsServer.handleUpgrade(request, socket, head, (ws) => wsServer.emit('connection', ws, request));
   });
+  // Live subscriptions per account, across its sockets and this instance.
+  const subscriptions = new Map<string, number>();
+  const subscriber = new WeakMap<WsContext, Map<string, string>>();
+  const ended = (ctx: WsContext, id: string) => {
+    const accountId = subscriber.get(ctx)?.get(id);
+    if (!accountId) return;
+    subscriber.get(ctx)!.delete(id);
+    const left = (subscriptions.get(accountId) ?? 1) - 1;
+    if (left <= 0) subscriptions.delete(accountId);
+    else subscriptions.set(accountId, left);
+  };
 
   /**
    * Signed-in sockets check their credential again whenever credentials are invalidated anywhere (sign-out,
@@ -116,8 +145,12 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
         if (principal) signedInSockets.add(ctx);
         return principal !== false;
       },
-      onClose: (ctx) => void signedInSockets.delete(ctx),
-      onSubscribe: async (ctx, _id, payload) => {
+      onClose: (ctx) => {
+        signedInSockets.delete(ctx);
+        for (const id of [...(subscriber.get(ctx)?.keys() ?? [])]) ended(ctx, id);
+      },
+      onComplete: (ctx, id) => ended(ctx, id),
+      onSubscribe: async (ctx, id, payload) => {
         const principal = await wsPrincipal(ctx);
         if (principal === false) {
           ctx.extra.socket.close(4403, 'Forbidden');
@@ -125,7 +158,10 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
         }
         // Each operation on the socket is a request of its own, with its own id.
         const requestId = newRequestId();
-        const enveloped = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params: payload });
+        if (principal && (subscriptions.get(principal.accountId) ?? 0) >= maxSubscriptionsPerAccount) {
+          return errorsWithRequestId([maskError(new AppError('rate_limited', `Too many live subscriptions for this account (at most ${maxSubscriptionsPerAccount}); complete some first.`))], requestId);
+        }
+        const enveloped = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, principal, socket: ctx.extra.socket, params: payload });
         const contextValue: GraphQLContext = {
           requestId,
           services,
@@ -152,6 +188,12 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
         };
         const errors = enveloped.validate(args.schema, args.document);
         if (errors.length) return errorsWithRequestId(errors, requestId);
+        if (principal) {
+          subscriptions.set(principal.accountId, (subscriptions.get(principal.accountId) ?? 0) + 1);
+          let mine = subscriber.get(ctx);
+          if (!mine) subscriber.set(ctx, (mine = new Map()));
+          mine.set(id, principal.accountId);
+        }
         return args;
       },
       onNext: (_ctx, _id, _payload, args, result) => resultWithRequestId(result, (args.contextValue as GraphQLContext).requestId),
@@ -159,6 +201,12 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
     wsServer,
   );
 
+  // Shutdown: open sockets are told the server is going away (1001) as soon as the drain starts, so a
+  // browser on a live page neither keeps the process alive nor waits for a timeout; it reconnects elsewhere.
+  app.addHook('preClose', (done) => {
+    for (const client of wsServer.clients) client.close(1001, 'server shutting down');
+    done();
+  });
   app.addHook('onClose', async () => {
     stopRechecks();
     await closeWithin(app.log, 'graphql-ws', async () => {

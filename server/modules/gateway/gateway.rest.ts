@@ -5,5 +5,6 @@ export const chatCompletionsPath = '/v1/chat/completions';
 
 export async function gatewayRoutes(app: FastifyInstance): Promise<void> {
   const { pipeline, chatSurface } = app.services;
-  app.post(chatCompletionsPath, (request, reply) => pipeline.serve(request, reply, (principal) => chatSurface.plan(request, principal)));
+  // The per-IP limit is charged by admission, in the same atomic step as the rest (see http/guards.ts).
+  app.post(chatCompletionsPath, { config: { ipLimit: false } }, (request, reply) => pipeline.serve(request, reply, (principal) => chatSurface.plan(request, principal)));
 }
