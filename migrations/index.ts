@@ -10,9 +10,10 @@ import { Migration20261121020001_usage } from './Migration20261121020001_usage.t
 import { Migration20261121020002_usage_reconcile } from './Migration20261121020002_usage_reconcile.ts';
 import { Migration20261122000000_metering } from './Migration20261122000000_metering.ts';
 import { Migration20261122010000_instances } from './Migration20261122010000_instances.ts';
+import { Migration20261122020000_revocation_outbox } from './Migration20261122020000_revocation_outbox.ts';
+import { Migration20261122100000_staff } from './Migration20261122100000_staff.ts';
 import { Migration20261123010000_search } from './Migration20261123010000_search.ts';
 import { Migration20261123030000_billing } from './Migration20261123030000_billing.ts';
-import { Migration20261122100000_staff } from './Migration20261122100000_staff.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000000_account', class: Migration20261121000000_account },
@@ -21,7 +22,8 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121020002_usage_reconcile', class: Migration20261121020002_usage_reconcile },
   { name: 'Migration20261122000000_metering', class: Migration20261122000000_metering },
   { name: 'Migration20261122010000_instances', class: Migration20261122010000_instances },
+  { name: 'Migration20261122020000_revocation_outbox', class: Migration20261122020000_revocation_outbox },
+  { name: 'Migration20261122100000_staff', class: Migration20261122100000_staff },
   { name: 'Migration20261123010000_search', class: Migration20261123010000_search },
   { name: 'Migration20261123030000_billing', class: Migration20261123030000_billing },
-  { name: 'Migration20261122100000_staff', class: Migration20261122100000_staff },
 ];

@@ -161,6 +161,7 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
     chatSurface,
     media,
     start() {
+      identity.start();
       settlement.start();
       sweeper.start();
       pipeline.checkpoints.start();

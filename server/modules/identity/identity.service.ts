@@ -1,8 +1,9 @@
 /**
  * Authentication of every transport: bearer credentials (`/v1/*`, GraphQL, the CLI) and the web session
  * cookie. This is the gateway's hot path, so it is plain SQL behind an in-process cache (token hash →
- * principal); no ORM unit of work. A revocation anywhere publishes the token hash (or the account id) on
- * Redis pub/sub and every instance drops it at once. Use is recorded off the hot path (`LastUsedRecorder`).
+ * principal); no ORM unit of work. A revocation anywhere writes the token hash (or the account id) to an
+ * outbox table that every instance polls every second — so it reaches every instance even when the revoking
+ * one cannot reach Redis — and publishes it on Redis pub/sub so the others usually drop it at once. Use is recorded off the hot path (`LastUsedRecorder`).
  *
  * Token kinds are dispatched by prefix through `CredentialResolver`s: personal keys (`svc_live_`) and
  * session tokens (`svc_sess_`) are built in; the enterprise module registers one for `svc_ent_`.
@@ -47,6 +48,8 @@ interface CacheEntry extends ResolvedCredential {
 }
 
 const invalidationChannel = 'identity:invalidate';
+/** How often each instance reads the revocation outbox: the bound on how late a revocation arrives. */
+const OUTBOX_POLL_MS = 1000;
 const maxCacheEntries = 50_000;
 
 interface Invalidation {
@@ -83,6 +86,9 @@ export class IdentityService {
   #listening: boolean;
   readonly #unsubscribe: () => void;
   #detach: () => void = () => undefined;
+  /** The last outbox row applied (null until the first poll read where the outbox stands). */
+  #outboxSeen: string | null = null;
+  #pollTimer: NodeJS.Timeout | null = null;
 
   constructor(config: Config, db: Database, redis: RedisLayer, lastUsed: LastUsedRecorder) {
     this.#config = config;
@@ -172,10 +178,53 @@ export class IdentityService {
     return { principal: found.principal, refusal: null };
   }
 
-  /** Drops credentials from every instance's cache (call after the database change is committed). */
+  /**
+   * Drops credentials from every instance's cache (call after the database change is committed): here at
+   * once, on the others within a second through the outbox (or at once through Redis pub/sub). If the outbox
+   * cannot be written the caller gets a 503 — never "done in the database, not in the caches" silently.
+   */
   async invalidate(what: Invalidation): Promise<void> {
     this.#apply(what);
-    await this.#redis.pubsub.publish(invalidationChannel, JSON.stringify(what));
+    if (this.#redis.mode === 'in-process') return this.#redis.pubsub.publish(invalidationChannel, JSON.stringify(what));
+    try {
+      await this.#db.query(`insert into credential_invalidation (token_hashes, account_id) values ($1::jsonb, $2)`, [JSON.stringify(what.tokenHashes ?? []), what.accountId ?? null]);
+    } catch (error) {
+      throw new AppError('service_unavailable', 'The change was saved, but other servers could not be told yet; they will stop accepting the credential within a minute. Retry to be sure.', { cause: error });
+    }
+    // The fast path; the outbox is the guarantee.
+    await this.#redis.pubsub.publish(invalidationChannel, JSON.stringify(what)).catch(() => undefined);
+  }
+
+  /** Starts polling the outbox (multi-instance mode): revocations from instances that could not publish. */
+  start(): void {
+    if (this.#redis.mode === 'in-process') return;
+    const poll = async () => {
+      const connection = this.#db.orm.em.getConnection();
+      if (this.#outboxSeen === null) {
+        const [row] = await connection.execute<{ last: string | null }[]>(`select max(id)::text as last from credential_invalidation`, [], 'all');
+        this.#outboxSeen = row?.last ?? '0';
+        return;
+      }
+      const rows = await connection.execute<{ id: string; token_hashes: string[] | string; account_id: string | null }[]>(
+        `select id::text as id, token_hashes, account_id from credential_invalidation where id > ? order by id limit 1000`,
+        [this.#outboxSeen],
+        'all',
+      );
+      for (const row of rows) {
+        const hashes = typeof row.token_hashes === 'string' ? (JSON.parse(row.token_hashes) as string[]) : row.token_hashes;
+        this.#apply({ tokenHashes: hashes, accountId: row.account_id ?? undefined });
+        this.#outboxSeen = row.id;
+      }
+      // Rows outlive any cache entry they could concern; any instance may prune.
+      if (Math.random() < 0.01) await connection.execute(`delete from credential_invalidation where created_at < now() - interval '2 hours'`, [], 'run');
+    };
+    const tick = () => {
+      poll().then(
+        () => (this.#pollTimer = setTimeout(tick, OUTBOX_POLL_MS).unref()),
+        () => (this.#pollTimer = setTimeout(tick, OUTBOX_POLL_MS).unref()),
+      );
+    };
+    tick();
   }
 
   /**
@@ -194,6 +243,8 @@ export class IdentityService {
   }
 
   close(): void {
+    if (this.#pollTimer) clearTimeout(this.#pollTimer);
+    this.#pollTimer = null;
     this.#unsubscribe();
     this.#detach();
   }
@@ -250,7 +301,8 @@ export class IdentityService {
     this.#generation += 1;
     for (const hash of what.tokenHashes ?? []) this.#cache.delete(hash);
     if (what.accountId) {
-      for (const [hash, entry] of this.#cache) if (entry.principal.accountId === what.accountId) this.#cache.delete(hash);
+      // The account's own credentials, and those that bill it (an organisation's keys).
+      for (const [hash, entry] of this.#cache) if (entry.principal.accountId === what.accountId || entry.principal.payer.id === what.accountId) this.#cache.delete(hash);
     }
     for (const listener of this.#listeners) {
       try {
