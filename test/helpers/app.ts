@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../../server/app.ts';
@@ -65,15 +66,35 @@ export async function freePort(): Promise<number> {
 /** Config for real PostgreSQL + Redis: a fresh database and a Redis key prefix of its own. */
 export async function realMode(): Promise<{ config: Record<string, unknown>; database: TestDatabase; cleanup(): Promise<void> }> {
   const database = await createTestDatabase();
+  const keyPrefix = `svc-test:${randomBytes(4).toString('hex')}:`;
   return {
     database,
     config: {
       server: { logLevel: 'silent' },
       database: { url: database.url },
-      redis: { url: testRedisUrl, keyPrefix: `svc-test:${randomBytes(4).toString('hex')}:` },
+      redis: { url: testRedisUrl, keyPrefix },
     },
-    cleanup: () => database.drop(),
+    cleanup: async () => {
+      await database.drop();
+      await deleteRedisKeys(keyPrefix);
+    },
   };
+}
+
+/** Removes every key a test file's apps left under its prefix (Redis is shared by every run). */
+async function deleteRedisKeys(prefix: string): Promise<void> {
+  const redis = new Redis(testRedisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.unlink(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /** Config for embedded mode: PGlite in a fresh temp directory, in-process Redis stand-ins. */

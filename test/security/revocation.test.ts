@@ -2,51 +2,11 @@
  * Issue 15 item 3: a revocation must reach every instance or fail as a whole — never "done in the database,
  * not in the caches". Instance A reaches Redis through a TCP proxy this test controls; B reaches it directly.
  */
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realMode, startApp, type TestApp } from '../helpers/app.ts';
 import { testRedisUrl } from '../helpers/env.ts';
 import { seed } from '../helpers/seed.ts';
-
-/** A TCP proxy in front of Redis that can cut every connection and refuse new ones. */
-class CuttableProxy {
-  readonly server: Server;
-  readonly #sockets = new Set<Socket>();
-  #open = true;
-  port = 0;
-
-  constructor(target: URL) {
-    this.server = createServer((client) => {
-      if (!this.#open) return client.destroy();
-      const upstream = connect(Number(target.port || 6379), target.hostname);
-      for (const socket of [client, upstream]) {
-        this.#sockets.add(socket);
-        socket.on('close', () => this.#sockets.delete(socket));
-        socket.on('error', () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-    });
-  }
-
-  async listen(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as { port: number }).port;
-  }
-
-  cut(): void {
-    this.#open = false;
-    for (const socket of this.#sockets) socket.destroy();
-  }
-
-  restore(): void {
-    this.#open = true;
-  }
-
-  close(): Promise<void> {
-    this.cut();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
+import { CuttableProxy } from '../helpers/tcp-proxy.ts';
 
 let mode: Awaited<ReturnType<typeof realMode>>;
 let proxy: CuttableProxy;

@@ -1,15 +1,16 @@
 /**
- * Failure modes: Redis stopped → admission fails closed (503, the upstream never called); an instance
+ * Failure modes: Redis cut off → admission fails closed (503, the upstream never called); an instance
  * killed with -9 while holding reservations → after restart the sweeper leaves none behind.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp } from '../../helpers/app.ts';
+import { freePort, startApp } from '../../helpers/app.ts';
+import { testRedisUrl } from '../../helpers/env.ts';
+import { CuttableProxy } from '../../helpers/tcp-proxy.ts';
 import { createMember, ledgerRows, relaxedLimits, startHarness, type Harness } from './harness.ts';
 
 let h: Harness;
@@ -23,29 +24,20 @@ afterAll(() => h?.close());
 const hello = [{ role: 'user' as const, content: 'Say hello.' }];
 
 describe('Redis unreachable', () => {
-  const port = 6390;
-  const cli = (...args: string[]) => execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' });
-
-  afterAll(() => {
-    try {
-      cli('shutdown', 'nosave');
-    } catch {
-      // already down
-    }
-  });
+  const proxy = new CuttableProxy(new URL(testRedisUrl));
+  afterAll(() => proxy.close());
 
   it('answers 503 service_unavailable and never calls the upstream', async () => {
-    execFileSync('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no', '--daemonize', 'yes']);
-    for (let i = 0; i < 50 && !cli('ping').includes('PONG'); i++) await new Promise((r) => setTimeout(r, 50));
+    await proxy.listen();
     const app = await startApp(h.mode.config, {
-      config: { ...relaxedLimits, redis: { url: `redis://127.0.0.1:${port}`, keyPrefix: 'svc-test-down:' } },
+      config: { ...relaxedLimits, redis: { ...(h.mode.config.redis as object), url: `redis://127.0.0.1:${proxy.port}` } },
       env: { SVC_UPSTREAM_URL: h.upstream.url },
     });
     try {
       const member = await createMember(app);
       await member.client.chat.completions.create({ model: 'auto', messages: hello });
       const before = h.upstream.stats.requests;
-      cli('shutdown', 'nosave');
+      proxy.cut();
       await new Promise((r) => setTimeout(r, 200));
       for (const stream of [false, true]) {
         const error = await member.client.chat.completions.create({ model: 'auto', messages: hello, stream }).catch((e: unknown) => e);
@@ -67,16 +59,6 @@ describe('crash recovery', () => {
     child?.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   });
-
-  async function freePort(): Promise<number> {
-    return new Promise((resolvePort) => {
-      const server = createServer();
-      server.listen(0, '127.0.0.1', () => {
-        const { port } = server.address() as { port: number };
-        server.close(() => resolvePort(port));
-      });
-    });
-  }
 
   async function spawnServer(configFile: string, port: number): Promise<ChildProcess> {
     const proc = spawn(process.execPath, [resolve('server/main.ts')], {

@@ -133,7 +133,8 @@ describe('authenticateBearer', () => {
       await until(async () => deaf.app.services.identity.hearingInvalidations);
       expect((await models(deaf, second.token)).status).toBe(200);
       await one.app.services.apiKeys.revokeForAccount(account.id, second.key.id);
-      expect((await models(deaf, second.token)).status).toBe(401);
+      // Delivered by pub/sub (or the outbox within a second): polled, not assumed to have arrived already.
+      await expect.poll(async () => (await models(deaf, second.token)).status, { timeout: 3000, interval: 25 }).toBe(401);
     } finally {
       await deaf.close();
     }
