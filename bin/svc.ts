@@ -7,14 +7,11 @@
 import { parseArgs } from 'node:util';
 import { createUser } from '../server/cli/admin-commands.ts';
 import { CliError, login, logout, models, whoami, type CliContext } from '../server/cli/client-commands.ts';
+import { cliLanguage } from '../server/cli/messages.ts';
 import { AppError } from '../server/errors/app-error.ts';
 
-const usage = `usage:
-  svc login [--base-url URL] [--client NAME]   sign this machine in by device code
-  svc whoami                                  show the signed-in account
-  svc logout                                  revoke the stored session token
-  svc models                                  list the models you may use
-  svc admin create-user --email E --password P [--role member|support|admin]`;
+// Messages follow the terminal: LC_ALL, LC_MESSAGES or LANG (zh_CN.UTF-8 → Chinese), else English.
+const { locale, say } = cliLanguage(process.env);
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -37,7 +34,7 @@ async function main(argv: string[]): Promise<number> {
   };
   const [command, sub] = positionals;
   if (values.help || !command) {
-    context.out(usage);
+    context.out(say.usage);
     return values.help ? 0 : 2;
   }
   switch (command) {
@@ -58,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
       await createUser(process.env, values, context.out);
       return 0;
   }
-  context.err(`unknown command: ${positionals.join(' ')}\n${usage}`);
+  context.err(`${say.unknownCommand(positionals.join(' '))}\n${say.usage}`);
   return 2;
 }
 
@@ -66,7 +63,8 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     const known = error instanceof CliError || error instanceof AppError || (error as { name?: string }).name === 'ConfigError' || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    process.stderr.write(`svc: ${known ? (error as Error).message : (error as Error).stack}\n`);
+    const message = error instanceof AppError ? error.messageIn(locale) : (error as Error).message;
+    process.stderr.write(`svc: ${known ? message : (error as Error).stack}\n`);
     process.exit(1);
   },
 );

@@ -9,6 +9,7 @@ import { Migration20261121010001_identity } from './Migration20261121010001_iden
 import { Migration20261121020001_usage } from './Migration20261121020001_usage.ts';
 import { Migration20261121020002_usage_reconcile } from './Migration20261121020002_usage_reconcile.ts';
 import { Migration20261122000000_metering } from './Migration20261122000000_metering.ts';
+import { Migration20261123040000_locale } from './Migration20261123040000_locale.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000000_account', class: Migration20261121000000_account },
@@ -16,4 +17,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121020001_usage', class: Migration20261121020001_usage },
   { name: 'Migration20261121020002_usage_reconcile', class: Migration20261121020002_usage_reconcile },
   { name: 'Migration20261122000000_metering', class: Migration20261122000000_metering },
+  { name: 'Migration20261123040000_locale', class: Migration20261123040000_locale },
 ];

@@ -6,11 +6,13 @@ import { openRedis } from '../infra/redis.ts';
 import { accountRoles, type AccountRole } from '../modules/account/account.entity.ts';
 import { createServices } from '../services.ts';
 import { CliError } from './client-commands.ts';
+import { cliLanguage } from './messages.ts';
 
 export async function createUser(env: Env, input: { email?: string; password?: string; role?: string }, out: (line: string) => void): Promise<void> {
-  if (!input.email || !input.password) throw new CliError('usage: svc admin create-user --email <email> --password <password> [--role member|support|admin]');
+  const { say } = cliLanguage(env);
+  if (!input.email || !input.password) throw new CliError(say.createUserUsage);
   const role = (input.role ?? 'member') as AccountRole;
-  if (!accountRoles.includes(role)) throw new CliError(`--role must be one of ${accountRoles.join(', ')}`);
+  if (!accountRoles.includes(role)) throw new CliError(say.roleMustBe(accountRoles.join(', ')));
   const config = loadConfig(env);
   const log = pino({ level: 'warn' });
   const db = await openDatabase(config, log);
@@ -21,7 +23,7 @@ export async function createUser(env: Env, input: { email?: string; password?: s
   const services = createServices(config, db, redis, log);
   try {
     const { account, created } = await services.accounts.createUser({ email: input.email, password: input.password, role });
-    out(`${created ? 'Created' : 'Updated'} ${account.email} with role ${account.role} (id ${account.id}).`);
+    out(say.userSaved(created, account));
   } finally {
     services.identity.close();
     await services.lastUsed.close();

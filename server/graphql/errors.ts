@@ -27,12 +27,17 @@ export function maskError(error: unknown): GraphQLError {
         stage: original.options.stage ?? info.stage,
         status: info.status,
         param: original.options.param ?? null,
+        // The web app shows this to members reading Chinese, as REST clients read the envelope's `messageZh`.
+        messageZh: original.messageZh,
       },
     });
   }
   // Errors graphql-js produces itself (syntax, validation, variables) are the client's fault and safe to show.
   if (isGraphQLError(error) && !error.originalError) return asInvalidRequest(error);
-  return new GraphQLError(errorCodes.internal_error.message, { path, extensions: { code: 'internal_error', stage: 'internal' } });
+  return new GraphQLError(errorCodes.internal_error.message, {
+    path,
+    extensions: { code: 'internal_error', stage: 'internal', messageZh: errorCodes.internal_error.messageZh },
+  });
 }
 
 /**

@@ -14,6 +14,7 @@ import { authenticateGraphQLRequest, readCookie, sameOriginUpgrade, sessionCooki
 import type { GraphQLContext } from './context.ts';
 import { maskError, useErrorCodes } from './errors.ts';
 import { AppError } from '../errors/app-error.ts';
+import { requestLocale } from '../i18n/locale.ts';
 import { schema } from './schema.ts';
 
 interface ServerContext {
@@ -98,7 +99,11 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
           requestId: newRequestId(),
           services,
           principal,
-          client: { ip: ctx.extra.request.socket.remoteAddress ?? null, userAgent: ctx.extra.request.headers['user-agent'] ?? null },
+          client: {
+            ip: ctx.extra.request.socket.remoteAddress ?? null,
+            userAgent: ctx.extra.request.headers['user-agent'] ?? null,
+            locale: requestLocale(ctx.extra.request.headers),
+          },
           web: null,
         };
         const document = enveloped.parse(payload.query);

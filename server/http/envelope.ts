@@ -3,7 +3,7 @@
  * DESIGN §5). Route handlers throw; Fastify's error and not-found handlers end up here.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../errors/app-error.ts';
+import { AppError, bilingual } from '../errors/app-error.ts';
 import { errorCodes, type ErrorCode } from '../errors/codes.ts';
 
 export interface ErrorEnvelope {
@@ -28,14 +28,14 @@ export interface ErrorEnvelope {
 /** Builds the envelope for an `AppError`. `latencyMs` is the time since the request arrived. */
 export function envelopeFor(error: AppError, requestId: string, latencyMs: number): ErrorEnvelope {
   const info = errorCodes[error.code];
-  const { param, stage, messageZh, debug, details } = error.options;
+  const { param, stage, debug, details } = error.options;
   return {
     ...details,
     ok: false,
     requestId,
     error: { message: error.message, type: info.type, code: error.code, param: param ?? null },
     message: error.message,
-    messageZh: messageZh ?? info.messageZh,
+    messageZh: error.messageZh,
     code: error.code,
     stage: stage ?? info.stage,
     actions: [...info.actions],
@@ -109,10 +109,17 @@ export function installErrorHandling(app: FastifyInstance, allowedMethods: (meth
       return sendError(
         request,
         reply,
-        new AppError('method_not_allowed', `Method ${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}.`),
+        new AppError(
+          'method_not_allowed',
+          bilingual('Method {method} is not allowed on {path}; use {allowed}.', '{path} 不支持 {method} 方法，请使用 {allowed}。', {
+            method: request.method,
+            path,
+            allowed: { en: allowed.join(' or '), zh: allowed.join(' 或 ') },
+          }),
+        ),
       );
     }
-    return sendError(request, reply, new AppError('not_found', `No route for ${request.method} ${path}.`));
+    return sendError(request, reply, new AppError('not_found', bilingual('No route for {method} {path}.', '没有 {method} {path} 这个路由。', { method: request.method, path })));
   });
 }
 

@@ -24,6 +24,10 @@ export const AccountRef = builder.objectRef<AccountView>('Account').implement({
     emailVerified: t.exposeBoolean('emailVerified', { description: 'Whether the email was proven (email code or identity provider).' }),
     hasPassword: t.exposeBoolean('hasPassword', { description: 'Whether the account can sign in with a password.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the account was created.' }),
+    locale: t.exposeString('locale', {
+      nullable: true,
+      description: 'The language the member picked for the web app and their email: en or zh-CN; null follows the browser.',
+    }),
   }),
 });
 
@@ -134,6 +138,16 @@ builder.mutationField('verifyEmailCode', (t) =>
       await control.start(account.id);
       return account;
     },
+  }),
+);
+
+builder.mutationField('setLocale', (t) =>
+  t.field({
+    type: AccountRef,
+    description: 'Stores the language the member picked (en or zh-CN): the web app uses it on every browser, and email is sent in it.',
+    authScopes: { signedIn: true },
+    args: { locale: t.arg.string({ required: true, description: 'en or zh-CN.' }) },
+    resolve: (_root, args, { principal, services }) => services.accounts.setLocale(principal!, args.locale),
   }),
 );
 
