@@ -298,8 +298,8 @@ export function normaliseUserCode(input: unknown): string | null {
 
 function parseClientName(input: unknown): string {
   const name = typeof input === 'string' ? input.replace(/[\p{Cc}\p{Cf}]/gu, '').trim() : '';
-  if (!name) throw new AppError('invalid_request', 'client is required: the name of the calling client, e.g. "svc-cli".', { param: 'client' });
-  if (name.length > 100) throw new AppError('invalid_request', 'client must be at most 100 characters.', { param: 'client' });
+  if (!name) throw new AppError('invalid_request', bilingual('client is required: the name of the calling client, e.g. "svc-cli".', 'client 为必填项：调用方客户端的名称，例如 "svc-cli"。'), { param: 'client' });
+  if (name.length > 100) throw new AppError('invalid_request', bilingual('client must be at most {max} characters.', 'client 最多 {max} 个字符。', { max: 100 }), { param: 'client' });
   return name;
 }
 
