@@ -9,7 +9,7 @@
  *   format.dateTime(iso)                // "22 Nov 2026, 21:27" · "2026年11月22日 21:27"
  */
 import { useTranslation } from 'react-i18next';
-import { isLanguage, type Language } from '../locales/i18n.ts';
+import { isLanguage, type Language } from '../locales/languages.ts';
 
 export interface MoneyLike {
   /** Exact decimal string from the server ("0.042", "9.00"): formatted as text, never through a float. */

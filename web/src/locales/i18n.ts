@@ -6,27 +6,12 @@
  */
 import i18next from 'i18next';
 import { initReactI18next } from 'react-i18next';
+import { isLanguage, languages, matchLanguage, type Language } from './languages.ts';
 
-export const languages = ['en', 'zh-CN'] as const;
-export type Language = (typeof languages)[number];
-
-/** Each language named in itself, as the switch shows it. */
-export const languageNames: Record<Language, string> = { en: 'English', 'zh-CN': '简体中文' };
+export { isLanguage, languageNames, languages, matchLanguage, type Language } from './languages.ts';
 
 const cookieName = 'svc_locale';
 const cookieMaxAge = 400 * 24 * 60 * 60;
-
-export function isLanguage(value: unknown): value is Language {
-  return typeof value === 'string' && (languages as readonly string[]).includes(value);
-}
-
-/** The language a browser tag asks for: any Chinese (zh, zh-Hans, zh-TW…) → zh-CN, any English → en. */
-export function matchLanguage(tag: string): Language | null {
-  const base = tag.toLowerCase().split('-')[0];
-  if (base === 'zh') return 'zh-CN';
-  if (base === 'en') return 'en';
-  return null;
-}
 
 /** The member's explicit choice on this browser, if any. */
 export function chosenLanguage(): Language | null {
