@@ -56,21 +56,21 @@ export function toAppError(error: unknown): AppError {
   switch (fastifyError?.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new AppError('invalid_json', `The request body is not valid JSON: ${fastifyError.message}`);
+      return new AppError('invalid_json', bilingual('The request body is not valid JSON: {reason}', '请求体不是有效的 JSON：{reason}', { reason: fastifyError.message ?? '' }));
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new AppError('payload_too_large');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('unsupported_media_type');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new AppError('invalid_request', 'The Content-Length header does not match the body.');
+      return new AppError('invalid_request', bilingual('The Content-Length header does not match the body.', 'Content-Length 请求头与请求体长度不符。'));
     // Router errors (Fastify `frameworkErrors`), raised before any route runs.
     case 'FST_ERR_BAD_URL':
-      return new AppError('invalid_request', 'The URL is malformed (bad percent-encoding).');
+      return new AppError('invalid_request', bilingual('The URL is malformed (bad percent-encoding).', 'URL 格式有误（百分号编码无效）。'));
     case 'FST_ERR_MAX_PARAM_LENGTH':
-      return new AppError('invalid_request', 'A path parameter is too long (at most 100 characters).');
+      return new AppError('invalid_request', bilingual('A path parameter is too long (at most {max} characters).', '路径参数过长（最多 {max} 个字符）。', { max: 100 }));
   }
   if (error instanceof SyntaxError && fastifyError?.statusCode === 400) {
-    return new AppError('invalid_json', `The request body is not valid JSON: ${error.message}`);
+    return new AppError('invalid_json', bilingual('The request body is not valid JSON: {reason}', '请求体不是有效的 JSON：{reason}', { reason: error.message }));
   }
   if (fastifyError?.validation) {
     const first = fastifyError.validation[0];

@@ -143,7 +143,7 @@ export class DeviceAuthService {
    */
   async poll(input: { deviceCode: unknown; clientId?: string }, client: ClientInfo = {}): Promise<DeviceToken> {
     if (typeof input.deviceCode !== 'string' || input.deviceCode.length === 0) {
-      throw new AppError('invalid_request', 'device_code is required.', { param: 'device_code' });
+      throw new AppError('invalid_request', bilingual('device_code is required.', 'device_code 为必填项。'), { param: 'device_code' });
     }
     if (client.ip) {
       await this.#throttle.enforce(
@@ -188,7 +188,7 @@ export class DeviceAuthService {
     });
     if (outcome.kind === 'error') throw new AppError(outcome.code, outcome.message);
     const account = await this.#accounts.findById(outcome.accountId);
-    if (!account) throw new AppError('invalid_grant', 'The account that approved this login no longer exists.');
+    if (!account) throw new AppError('invalid_grant', bilingual('The account that approved this login no longer exists.', '批准此次登录的账户已不存在。'));
     return {
       sessionToken: outcome.token,
       tokenType: 'Bearer',
