@@ -7,24 +7,14 @@
  * never from argv.
  */
 import { parseArgs } from 'node:util';
-import { createUser, createUserUsage } from '../server/cli/admin-commands.ts';
+import { createUser } from '../server/cli/admin-commands.ts';
 import { CliError, login, logout, models, whoami, type CliContext } from '../server/cli/client-commands.ts';
 import { searchIngest, searchStats } from '../server/cli/search-commands.ts';
+import { cliLanguage } from '../server/cli/messages.ts';
 import { AppError } from '../server/errors/app-error.ts';
 
-const usage = `usage:
-  svc login [--base-url URL] [--client NAME]   sign this machine in by device code
-  svc whoami                                  show the signed-in account
-  svc logout                                  revoke the stored session token
-  svc models                                  list the models you may use
-  ${createUserUsage}
-                                              the password is asked for (no echo) or read from stdin,
-                                              never taken from the command line; --email-code sends
-                                              a sign-in code instead
-  svc search ingest <file|dir|urls.txt|URL>… [--base-url URL] [--timeout-ms N] [--max-bytes N]
-                                              add Markdown, HTML and text to the embedded search index
-                                              (--base-url: where the files live on the web)
-  svc search stats                            documents, size, last ingest and top domains of that index`;
+// Messages follow the terminal: LC_ALL, LC_MESSAGES or LANG (zh_CN.UTF-8 → Chinese), else English.
+const { locale, say } = cliLanguage(process.env);
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -51,7 +41,7 @@ async function main(argv: string[]): Promise<number> {
   };
   const [command, sub] = positionals;
   if (values.help || !command) {
-    context.out(usage);
+    context.out(say.usage);
     return values.help ? 0 : 2;
   }
   switch (command) {
@@ -78,7 +68,7 @@ async function main(argv: string[]): Promise<number> {
       break;
     }
   }
-  context.err(`unknown command: ${positionals.join(' ')}\n${usage}`);
+  context.err(`${say.unknownCommand(positionals.join(' '))}\n${say.usage}`);
   return 2;
 }
 
@@ -86,7 +76,8 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     const known = error instanceof CliError || error instanceof AppError || ['ConfigError', 'DatabaseInUseError'].includes((error as { name?: string }).name ?? '') || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    process.stderr.write(`svc: ${known ? (error as Error).message : (error as Error).stack}\n`);
+    const message = error instanceof AppError ? error.messageIn(locale) : (error as Error).message;
+    process.stderr.write(`svc: ${known ? message : (error as Error).stack}\n`);
     process.exit(1);
   },
 );

@@ -10,8 +10,7 @@ import { openRedis } from '../infra/redis.ts';
 import { accountRoles, type AccountRole } from '../modules/account/account.entity.ts';
 import { createServices } from '../services.ts';
 import { CliError } from './client-commands.ts';
-
-export const createUserUsage = 'svc admin create-user --email <email> [--role member|support|admin] [--email-code]';
+import { cliLanguage } from './messages.ts';
 
 export interface CreateUserInput {
   email?: string;
@@ -26,15 +25,11 @@ export interface PasswordSource {
 }
 
 export async function createUser(env: Env, input: CreateUserInput, out: (line: string) => void, passwords: PasswordSource = stdinPassword()): Promise<void> {
-  if (input.password !== undefined) {
-    throw new CliError(
-      '--password is not accepted: command-line arguments are visible to other users (ps) and stay in shell history. ' +
-        'Type the password when asked, pipe it on stdin (e.g. `svc admin create-user --email E < password.txt`), or use --email-code.',
-    );
-  }
-  if (!input.email) throw new CliError(`usage: ${createUserUsage}`);
+  const { say } = cliLanguage(env);
+  if (input.password !== undefined) throw new CliError(say.passwordRefused);
+  if (!input.email) throw new CliError(say.createUserUsage);
   const role = (input.role ?? 'member') as AccountRole;
-  if (!accountRoles.includes(role)) throw new CliError(`--role must be one of ${accountRoles.join(', ')}`);
+  if (!accountRoles.includes(role)) throw new CliError(say.roleMustBe(accountRoles.join(', ')));
   const emailCode = input['email-code'] === true;
   const password = emailCode ? null : await passwords.read();
   const config = loadConfig(env);
@@ -56,15 +51,16 @@ export async function createUser(env: Env, input: CreateUserInput, out: (line: s
       after: { role: account.role, password: password === null ? 'unchanged' : 'set', emailCode },
       reason: 'svc admin create-user',
     });
-    out(`${created ? 'Created' : 'Updated'} ${account.email} with role ${account.role} (id ${account.id}).`);
+    out(say.userSaved(created, account));
     if (emailCode) {
       await services.accounts.startEmailCode({ email: account.email });
       const signIn = `${config.server.webUrl}/account`;
-      if (services.mailer.mode === 'smtp') out(`Sent a sign-in code to ${account.email}; it works for ${Math.round(config.auth.emailCodeTtlSeconds / 60)} minutes at ${signIn}.`);
+      const minutes = Math.round(config.auth.emailCodeTtlSeconds / 60);
+      if (services.mailer.mode === 'smtp') out(say.codeSent(account.email, minutes, signIn));
       else {
         // No SMTP: the code only went to the development outbox, which lives in this process. Show it here.
         const code = /\b(\d{6})\b/.exec(services.mailer.lastTo(account.email)?.text ?? '')?.[1];
-        out(`mail.smtp is not configured, so nothing was emailed. The sign-in code is ${code} (valid ${Math.round(config.auth.emailCodeTtlSeconds / 60)} minutes at ${signIn}).`);
+        out(say.codeShown(code ?? '?', minutes, signIn));
       }
     }
   } finally {
@@ -80,7 +76,7 @@ export function stdinPassword(stdin: NodeJS.ReadStream = process.stdin, prompt: 
     read: async () => {
       if (!stdin.isTTY) {
         const line = await firstLine(stdin);
-        if (!line) throw new CliError(`no password on stdin: pipe it in, or run ${createUserUsage.split(' [')[0]} at a terminal to be asked.`);
+        if (!line) throw new CliError('no password on stdin: pipe it in, or run svc admin create-user --email <email> at a terminal to be asked.');
         return line;
       }
       const terminal = hiddenLines(stdin, prompt);

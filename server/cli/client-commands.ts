@@ -4,6 +4,8 @@
  */
 import { hostname } from 'node:os';
 import { credentialsPath, deleteCredentials, readCredentials, writeCredentials } from './credentials-file.ts';
+import { cliLanguage, envelopeMessage, type CliMessages } from './messages.ts';
+import type { Locale } from '../i18n/locale.ts';
 
 export interface CliContext {
   baseUrl: string;
@@ -17,43 +19,50 @@ interface Envelope {
   ok?: boolean;
   code?: string;
   message?: string;
+  messageZh?: string;
 }
 
 export class CliError extends Error {
   override name = 'CliError';
 }
 
-async function call(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+async function call(say: CliMessages, url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   let response: Response;
   try {
     response = await fetch(url, init);
   } catch (error) {
-    throw new CliError(`cannot reach ${new URL(url).origin}: ${(error as Error).message}`);
+    throw new CliError(say.cannotReach(new URL(url).origin, (error as Error).message));
   }
   const text = await response.text();
   try {
     return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
   } catch {
-    throw new CliError(`${url} answered ${response.status} with a non-JSON body`);
+    throw new CliError(say.notJson(url, response.status));
   }
+}
+
+/** The server's error text in the terminal's language. */
+function serverSays(locale: Locale, result: { status: number; body: Record<string, unknown> }): string {
+  return envelopeMessage(locale, result.body as Envelope, `HTTP ${result.status}`);
 }
 
 export async function login(context: CliContext, clientName = `svc-cli on ${hostname()}`): Promise<void> {
   const sleep = context.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)));
-  const started = await call(`${context.baseUrl}/api/membership/auth/device/start`, {
+  const { locale, say } = cliLanguage(context.env);
+  const started = await call(say, `${context.baseUrl}/api/membership/auth/device/start`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ client: clientName }),
   });
-  if (started.status !== 200) throw new CliError(`could not start login: ${(started.body as Envelope).message ?? started.status}`);
+  if (started.status !== 200) throw new CliError(say.loginStartFailed(serverSays(locale, started)));
   const { device_code: deviceCode, user_code: userCode, verification_uri_complete: url, expires_in: expiresIn } = started.body as Record<string, string | number>;
   let interval = Number(started.body.interval ?? 5);
-  context.out(`To sign in, open ${url}`);
-  context.out(`and check that it shows the code ${userCode}. Waiting for approval…`);
+  context.out(say.openToSignIn(String(url)));
+  context.out(say.checkCode(String(userCode)));
   const deadline = Date.now() + Number(expiresIn) * 1000;
   while (Date.now() < deadline) {
     await sleep(interval * 1000);
-    const polled = await call(`${context.baseUrl}/api/membership/auth/device/poll`, {
+    const polled = await call(say, `${context.baseUrl}/api/membership/auth/device/poll`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ device_code: deviceCode }),
@@ -66,7 +75,7 @@ export async function login(context: CliContext, clientName = `svc-cli on ${host
         expiresAt: String(polled.body.expiresAt),
         email: account.email,
       });
-      context.out(`Signed in as ${account.email}.`);
+      context.out(say.signedInAs(account.email));
       return;
     }
     const envelope = polled.body as Envelope;
@@ -80,53 +89,56 @@ export async function login(context: CliContext, clientName = `svc-cli on ${host
         interval += 5;
         continue;
       case 'access_denied':
-        throw new CliError('the login was denied in the browser.');
+        throw new CliError(say.loginDenied);
       case 'expired_token':
-        throw new CliError('the code expired before it was approved; run `svc login` again.');
+        throw new CliError(say.codeExpired);
       default:
-        throw new CliError(`login failed: ${envelope.message ?? `HTTP ${polled.status}`}`);
+        throw new CliError(say.loginFailed(serverSays(locale, polled)));
     }
   }
-  throw new CliError('the code expired before it was approved; run `svc login` again.');
+  throw new CliError(say.codeExpired);
 }
 
-function stored(context: CliContext) {
+function stored(context: CliContext, say: CliMessages) {
   const credentials = readCredentials(credentialsPath(context.env));
-  if (!credentials) throw new CliError('not signed in; run `svc login`.');
+  if (!credentials) throw new CliError(say.notSignedIn);
   return credentials;
 }
 
 export async function whoami(context: CliContext): Promise<void> {
-  const credentials = stored(context);
-  const me = await call(`${credentials.baseUrl}/api/membership/me`, { headers: { authorization: `Bearer ${credentials.token}` } });
-  if (me.status === 401) throw new CliError('the stored session is no longer valid; run `svc login`.');
-  if (me.status !== 200) throw new CliError(`whoami failed: ${(me.body as Envelope).message ?? me.status}`);
+  const { locale, say } = cliLanguage(context.env);
+  const credentials = stored(context, say);
+  const me = await call(say, `${credentials.baseUrl}/api/membership/me`, { headers: { authorization: `Bearer ${credentials.token}` } });
+  if (me.status === 401) throw new CliError(say.sessionInvalid);
+  if (me.status !== 200) throw new CliError(say.whoamiFailed(serverSays(locale, me)));
   const account = me.body.account as { email: string; role: string; planPackage: string };
-  context.out(`${account.email} (plan ${account.planPackage}, role ${account.role}) at ${credentials.baseUrl}`);
+  context.out(say.whoami({ email: account.email, plan: account.planPackage, role: account.role }, credentials.baseUrl));
 }
 
 export async function logout(context: CliContext): Promise<void> {
+  const { say } = cliLanguage(context.env);
   const path = credentialsPath(context.env);
   const credentials = readCredentials(path);
   if (!credentials) {
-    context.out('Not signed in.');
+    context.out(say.alreadySignedOut);
     return;
   }
-  const result = await call(`${credentials.baseUrl}/api/membership/auth/logout`, {
+  const result = await call(say, `${credentials.baseUrl}/api/membership/auth/logout`, {
     method: 'POST',
     headers: { authorization: `Bearer ${credentials.token}` },
   }).catch((error: unknown) => {
-    context.err(`warning: could not revoke the token on the server (${(error as Error).message}); removing it locally.`);
+    context.err(say.revokeFailed((error as Error).message));
     return null;
   });
   deleteCredentials(path);
-  context.out(result?.status === 200 || result?.status === 401 ? 'Signed out; the session token is revoked.' : 'Signed out locally.');
+  context.out(result?.status === 200 || result?.status === 401 ? say.signedOutRevoked : say.signedOutLocally);
 }
 
 export async function models(context: CliContext): Promise<void> {
-  const credentials = stored(context);
-  const listed = await call(`${credentials.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${credentials.token}` } });
-  if (listed.status === 401) throw new CliError('the stored session is no longer valid; run `svc login`.');
-  if (listed.status !== 200) throw new CliError(`listing models failed: ${(listed.body as Envelope).message ?? listed.status}`);
+  const { locale, say } = cliLanguage(context.env);
+  const credentials = stored(context, say);
+  const listed = await call(say, `${credentials.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${credentials.token}` } });
+  if (listed.status === 401) throw new CliError(say.sessionInvalid);
+  if (listed.status !== 200) throw new CliError(say.listModelsFailed(serverSays(locale, listed)));
   for (const model of listed.body.data as { id: string }[]) context.out(model.id);
 }

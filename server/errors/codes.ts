@@ -1,6 +1,9 @@
 /**
  * The one code table for the whole service (spec §7, DESIGN §5). Every error a client can see has a row
  * here: HTTP status, OpenAI-style `type`, default stage, suggested actions and bilingual default text.
+ * `message` and `messageZh` are each a whole sentence saying the same thing, with the same numbers, and
+ * no `{placeholders}` (test/unit/errors/codes.test.ts checks every row). A message that carries values is
+ * built where it is thrown, with `bilingual(…)` from `app-error.ts`.
  */
 export type ErrorStage =
   | 'auth'
@@ -33,7 +36,7 @@ export const errorCodes = {
     stage: 'validation',
     actions: ['fix_request'],
     message: 'The request is invalid.',
-    messageZh: '请求无效。',
+    messageZh: '请求无效，请检查请求内容。',
   }),
   invalid_json: code({
     status: 400,
@@ -49,7 +52,7 @@ export const errorCodes = {
     stage: 'validation',
     actions: ['fix_request'],
     message: 'Requests that use tools must set "stream": false.',
-    messageZh: '使用工具的请求必须为非流式（stream 为 false）。',
+    messageZh: '使用工具（tools）的请求必须设置 "stream": false。',
   }),
   sign_in_required: code({
     status: 401,
@@ -57,7 +60,7 @@ export const errorCodes = {
     stage: 'auth',
     actions: ['sign_in'],
     message: 'Sign in required: the credential is missing or invalid.',
-    messageZh: '需要登录：凭证缺失或无效。',
+    messageZh: '请先登录：凭证缺失或无效。',
   }),
   invalid_credentials: code({
     status: 401,
@@ -89,7 +92,7 @@ export const errorCodes = {
     stage: 'auth',
     actions: ['wait'],
     message: 'The device code has not been approved yet; keep polling at the given interval.',
-    messageZh: '设备码尚未获批准，请按间隔继续轮询。',
+    messageZh: '设备码尚未获得批准，请按指定间隔继续轮询。',
   }),
   slow_down: code({
     status: 400,
@@ -97,7 +100,7 @@ export const errorCodes = {
     stage: 'auth',
     actions: ['wait'],
     message: 'Polling too fast: wait 5 seconds longer between polls from now on.',
-    messageZh: '轮询过快：之后每次轮询请多等待 5 秒。',
+    messageZh: '轮询过于频繁：此后每次轮询的间隔请再延长 5 秒。',
   }),
   access_denied: code({
     status: 400,
@@ -105,7 +108,7 @@ export const errorCodes = {
     stage: 'auth',
     actions: [],
     message: 'The user denied the device login.',
-    messageZh: '用户拒绝了此设备登录。',
+    messageZh: '用户拒绝了此次设备登录。',
   }),
   expired_token: code({
     status: 400,
@@ -129,7 +132,7 @@ export const errorCodes = {
     stage: 'auth',
     actions: [],
     message: 'You are not allowed to do this.',
-    messageZh: '无权执行此操作。',
+    messageZh: '您无权执行此操作。',
   }),
   model_not_found: code({
     status: 404,
@@ -137,7 +140,7 @@ export const errorCodes = {
     stage: 'routing',
     actions: ['switch_model'],
     message: 'The model does not exist or is not available to you.',
-    messageZh: '模型不存在或不可用。',
+    messageZh: '该模型不存在，或您当前无法使用。',
   }),
   not_found: code({
     status: 404,
@@ -145,7 +148,7 @@ export const errorCodes = {
     stage: 'routing',
     actions: [],
     message: 'Not found.',
-    messageZh: '未找到。',
+    messageZh: '未找到请求的资源。',
   }),
   method_not_allowed: code({
     status: 405,
@@ -153,7 +156,7 @@ export const errorCodes = {
     stage: 'routing',
     actions: ['fix_request'],
     message: 'Method not allowed.',
-    messageZh: '不允许使用该请求方法。',
+    messageZh: '不支持该请求方法。',
   }),
   request_timeout: code({
     status: 408,
@@ -193,7 +196,7 @@ export const errorCodes = {
     stage: 'validation',
     actions: ['fix_request'],
     message: 'Requests with a body must carry Content-Type: application/json.',
-    messageZh: '带请求体的请求必须使用 Content-Type: application/json。',
+    messageZh: '带请求体的请求必须设置 Content-Type: application/json。',
   }),
   quota_exceeded: code({
     status: 402,
@@ -201,7 +204,7 @@ export const errorCodes = {
     stage: 'quota',
     actions: ['upgrade', 'top_up', 'wait'],
     message: 'Your usage pool is exhausted.',
-    messageZh: '用量额度已用完。',
+    messageZh: '您的用量额度已用完。',
   }),
   payment_provider_unavailable: code({
     status: 503,
@@ -233,7 +236,7 @@ export const errorCodes = {
     stage: 'rate_limit',
     actions: ['wait'],
     message: 'Too many requests; slow down and retry.',
-    messageZh: '请求过于频繁，请稍后重试。',
+    messageZh: '请求过于频繁，请放慢速度后重试。',
   }),
   upstream_error: code({
     status: 502,
@@ -241,7 +244,7 @@ export const errorCodes = {
     stage: 'upstream',
     actions: ['retry_later', 'switch_model'],
     message: 'The model server failed; your quota for this turn was refunded.',
-    messageZh: '上游模型服务出错，本轮额度已退还。',
+    messageZh: '模型服务出错，本次请求占用的额度已退还。',
   }),
   upstream_unavailable: code({
     status: 503,
@@ -249,7 +252,7 @@ export const errorCodes = {
     stage: 'upstream',
     actions: ['retry_later', 'switch_model'],
     message: 'The model server is unavailable; your quota for this turn was refunded.',
-    messageZh: '上游模型服务不可用，本轮额度已退还。',
+    messageZh: '模型服务暂时不可用，本次请求占用的额度已退还。',
   }),
   upstream_timeout: code({
     status: 504,
@@ -257,7 +260,7 @@ export const errorCodes = {
     stage: 'upstream',
     actions: ['retry_later', 'switch_model'],
     message: 'The model server timed out; your quota for this turn was refunded.',
-    messageZh: '上游模型服务超时，本轮额度已退还。',
+    messageZh: '模型服务响应超时，本次请求占用的额度已退还。',
   }),
   service_unavailable: code({
     status: 503,
@@ -265,7 +268,7 @@ export const errorCodes = {
     stage: 'internal',
     actions: ['retry_later'],
     message: 'The service is temporarily unavailable.',
-    messageZh: '服务暂时不可用。',
+    messageZh: '服务暂时不可用，请稍后重试。',
   }),
   internal_error: code({
     status: 500,
@@ -273,7 +276,7 @@ export const errorCodes = {
     stage: 'internal',
     actions: ['retry_later'],
     message: 'Internal error.',
-    messageZh: '服务器内部错误。',
+    messageZh: '服务器内部错误，请稍后重试。',
   }),
 } satisfies Record<string, ErrorCodeInfo>;
 

@@ -7,7 +7,7 @@
  */
 import SchemaBuilder from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
-import { AppError } from '../errors/app-error.ts';
+import { AppError, bilingual } from '../errors/app-error.ts';
 import type { GraphQLContext } from './context.ts';
 
 export const builder = new SchemaBuilder<{
@@ -38,7 +38,7 @@ builder.scalarType('Micros', {
   description: 'Money in integer micro-units of the stated currency (1 unit = 1,000,000 micros); always a safe integer.',
   serialize: (value) => value,
   parseValue: (value) => {
-    if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new AppError('invalid_request', 'Micros must be a safe integer.');
+    if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new AppError('invalid_request', bilingual('Micros must be a safe integer.', 'Micros 必须是安全范围内的整数。'));
     return value;
   },
 });
@@ -48,7 +48,7 @@ builder.scalarType('DateTime', {
   serialize: (value) => value.toISOString(),
   parseValue: (value) => {
     const date = new Date(String(value));
-    if (Number.isNaN(date.getTime())) throw new AppError('invalid_request', 'DateTime must be an ISO 8601 string.');
+    if (Number.isNaN(date.getTime())) throw new AppError('invalid_request', bilingual('DateTime must be an ISO 8601 string.', 'DateTime 必须是 ISO 8601 格式的字符串。'));
     return date;
   },
 });

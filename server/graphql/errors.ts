@@ -40,7 +40,7 @@ export function maskError(error: unknown): GraphQLError {
 
 function fromAppError(error: AppError, path: readonly (string | number)[] | undefined): GraphQLError {
   const info = errorCodes[error.code];
-  const { headers = {}, details = {}, param, stage, messageZh } = error.options;
+  const { headers = {}, details = {}, param, stage } = error.options;
   const retryAfter = headers['retry-after'] === undefined ? undefined : Number(headers['retry-after']);
   const limit = headers['x-ratelimit-limit'];
   return new GraphQLError(error.message, {
@@ -52,7 +52,8 @@ function fromAppError(error: AppError, path: readonly (string | number)[] | unde
       stage: stage ?? info.stage,
       status: info.status,
       param: param ?? null,
-      messageZh: messageZh ?? info.messageZh,
+      // The web app shows this to members reading Chinese, as REST clients read the envelope's `messageZh`.
+      messageZh: error.messageZh,
       actions: [...info.actions],
       ...(retryAfter !== undefined && Number.isFinite(retryAfter) ? { retryAfter } : {}),
       ...(limit !== undefined

@@ -16,7 +16,8 @@ import type { Principal } from '../modules/identity/principal.ts';
 import { authenticateGraphQLRequest, readCookie, sameOriginUpgrade, sessionCookieName, webSessionControl, type RequestAuth, type WebSessionControl } from '../http/web-session.ts';
 import type { GraphQLContext } from './context.ts';
 import { asInvalidRequest, errorsWithRequestId, isGraphQLError, maskError, resultWithRequestId, useErrorCodes } from './errors.ts';
-import { AppError } from '../errors/app-error.ts';
+import { AppError, bilingual } from '../errors/app-error.ts';
+import { requestLocale } from '../i18n/locale.ts';
 import { useDocumentLimits } from './limits.ts';
 import { schema } from './schema.ts';
 
@@ -167,7 +168,11 @@ export async function graphqlRoutes(app: FastifyInstance): Promise<void> {
           services,
           principal,
           signedOutReason: null,
-          client: { ip: ctx.extra.request.socket.remoteAddress ?? null, userAgent: ctx.extra.request.headers['user-agent'] ?? null },
+          client: {
+            ip: ctx.extra.request.socket.remoteAddress ?? null,
+            userAgent: ctx.extra.request.headers['user-agent'] ?? null,
+            locale: requestLocale(ctx.extra.request.headers),
+          },
           web: null,
         };
         let document;
@@ -235,10 +240,10 @@ interface EnvelopedRoot {
 function httpRejection(status: number): AppError {
   switch (status) {
     case 405:
-      return new AppError('method_not_allowed', 'GraphQL accepts GET for queries and POST for every operation.');
+      return new AppError('method_not_allowed', bilingual('GraphQL accepts GET for queries and POST for every operation.', 'GraphQL 的查询可以用 GET，所有操作都可以用 POST。'));
     case 415:
-      return new AppError('unsupported_media_type', 'GraphQL requests need Content-Type: application/json.');
+      return new AppError('unsupported_media_type', bilingual('GraphQL requests need Content-Type: application/json.', 'GraphQL 请求需要设置 Content-Type: application/json。'));
     default:
-      return new AppError('invalid_request', `The GraphQL request was rejected (HTTP ${status}).`);
+      return new AppError('invalid_request', bilingual('The GraphQL request was rejected (HTTP {status}).', 'GraphQL 请求被拒绝（HTTP {status}）。', { status }));
   }
 }

@@ -3,7 +3,7 @@
  * DESIGN §5). Route handlers throw; Fastify's error and not-found handlers end up here.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../errors/app-error.ts';
+import { AppError, bilingual } from '../errors/app-error.ts';
 import { errorCodes, type ErrorCode } from '../errors/codes.ts';
 
 export interface ErrorEnvelope {
@@ -28,14 +28,14 @@ export interface ErrorEnvelope {
 /** Builds the envelope for an `AppError`. `latencyMs` is the time since the request arrived. */
 export function envelopeFor(error: AppError, requestId: string, latencyMs: number): ErrorEnvelope {
   const info = errorCodes[error.code];
-  const { param, stage, messageZh, debug, details } = error.options;
+  const { param, stage, debug, details } = error.options;
   return {
     ...details,
     ok: false,
     requestId,
     error: { message: error.message, type: info.type, code: error.code, param: param ?? null },
     message: error.message,
-    messageZh: messageZh ?? info.messageZh,
+    messageZh: error.messageZh,
     code: error.code,
     stage: stage ?? info.stage,
     actions: [...info.actions],
@@ -56,21 +56,21 @@ export function toAppError(error: unknown): AppError {
   switch (fastifyError?.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new AppError('invalid_json', `The request body is not valid JSON: ${fastifyError.message}`);
+      return new AppError('invalid_json', bilingual('The request body is not valid JSON: {reason}', '请求体不是有效的 JSON：{reason}', { reason: fastifyError.message ?? '' }));
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new AppError('payload_too_large');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('unsupported_media_type');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new AppError('invalid_request', 'The Content-Length header does not match the body.');
+      return new AppError('invalid_request', bilingual('The Content-Length header does not match the body.', 'Content-Length 请求头与请求体长度不符。'));
     // Router errors (Fastify `frameworkErrors`), raised before any route runs.
     case 'FST_ERR_BAD_URL':
-      return new AppError('invalid_request', 'The URL is malformed (bad percent-encoding).');
+      return new AppError('invalid_request', bilingual('The URL is malformed (bad percent-encoding).', 'URL 格式有误（百分号编码无效）。'));
     case 'FST_ERR_MAX_PARAM_LENGTH':
-      return new AppError('invalid_request', 'A path parameter is too long (at most 100 characters).');
+      return new AppError('invalid_request', bilingual('A path parameter is too long (at most {max} characters).', '路径参数过长（最多 {max} 个字符）。', { max: 100 }));
   }
   if (error instanceof SyntaxError && fastifyError?.statusCode === 400) {
-    return new AppError('invalid_json', `The request body is not valid JSON: ${error.message}`);
+    return new AppError('invalid_json', bilingual('The request body is not valid JSON: {reason}', '请求体不是有效的 JSON：{reason}', { reason: error.message }));
   }
   if (fastifyError?.validation) {
     const first = fastifyError.validation[0];
@@ -109,10 +109,17 @@ export function installErrorHandling(app: FastifyInstance, allowedMethods: (meth
       return sendError(
         request,
         reply,
-        new AppError('method_not_allowed', `Method ${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}.`),
+        new AppError(
+          'method_not_allowed',
+          bilingual('Method {method} is not allowed on {path}; use {allowed}.', '{path} 不支持 {method} 方法，请使用 {allowed}。', {
+            method: request.method,
+            path,
+            allowed: { en: allowed.join(' or '), zh: allowed.join(' 或 ') },
+          }),
+        ),
       );
     }
-    return sendError(request, reply, new AppError('not_found', `No route for ${request.method} ${path}.`));
+    return sendError(request, reply, new AppError('not_found', bilingual('No route for {method} {path}.', '没有 {method} {path} 这个路由。', { method: request.method, path })));
   });
 }
 

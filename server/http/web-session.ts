@@ -7,10 +7,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import type { Config } from '../config/config.ts';
-import { AppError } from '../errors/app-error.ts';
+import { AppError, bilingual } from '../errors/app-error.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../modules/identity/principal.ts';
 import type { ClientInfo } from '../modules/session/session.service.ts';
+import { requestLocale } from '../i18n/locale.ts';
 
 export const sessionCookieName = 'svc_membership_session';
 
@@ -34,7 +35,7 @@ export interface WebSessionControl {
 
 export function clientInfo(request: FastifyRequest): ClientInfo {
   const userAgent = request.headers['user-agent'];
-  return { ip: request.ip, userAgent: typeof userAgent === 'string' ? userAgent : null };
+  return { ip: request.ip, userAgent: typeof userAgent === 'string' ? userAgent : null, locale: requestLocale(request.headers) };
 }
 
 /** Reads one cookie from a Cookie header. */
@@ -141,10 +142,14 @@ export function assertSameOrigin(request: FastifyRequest, config: Config, option
   const source = originOf(request.raw);
   if (source === null) {
     if (options.required === false) return;
-    throw new AppError('forbidden', 'Cookie-authenticated requests that change state must send an Origin or Referer header of this site.', { stage: 'auth' });
+    const message = bilingual(
+      'Cookie-authenticated requests that change state must send an Origin or Referer header of this site.',
+      '使用 Cookie 认证且会修改状态的请求，必须带有本站的 Origin 或 Referer 请求头。',
+    );
+    throw new AppError('forbidden', message, { stage: 'auth' });
   }
   if (!allowedOrigins(config, `${request.protocol}://${request.host}`).has(source)) {
-    throw new AppError('forbidden', `Cross-site request refused: origin ${source} is not this site.`, { stage: 'auth' });
+    throw new AppError('forbidden', bilingual('Cross-site request refused: origin {origin} is not this site.', '已拒绝跨站请求：来源 {origin} 不是本站。', { origin: source }), { stage: 'auth' });
   }
 }
 

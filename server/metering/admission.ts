@@ -7,7 +7,7 @@
  */
 import type { Config } from '../config/config.ts';
 import { money } from '../config/money.ts';
-import { AppError } from '../errors/app-error.ts';
+import { AppError, bilingual } from '../errors/app-error.ts';
 import type { Principal } from '../modules/identity/principal.ts';
 import type { EntitlementCatalogue } from '../modules/plan/entitlements.ts';
 import type { RateRule } from '../modules/rate-limit/gcra.ts';
@@ -17,7 +17,12 @@ import type { Settlement } from './settlement.ts';
 import type { Turn } from './turn.ts';
 import type { PoolWindows } from './windows.ts';
 
-const windowAdjective = { day: 'daily', week: 'weekly', month: 'monthly' } as const;
+const windowAdjective = {
+  day: { en: 'daily', zh: '每日' },
+  week: { en: 'weekly', zh: '每周' },
+  month: { en: 'monthly', zh: '每月' },
+} as const;
+const className = { fast: { en: 'fast', zh: '快速档' }, premium: { en: 'premium', zh: '旗舰档' } } as const;
 
 export interface AdmissionDeps {
   config: Config;
@@ -91,7 +96,7 @@ export class Admission {
       case 'rate_limited':
         throw rateLimitedError(admission.rate.retryAfterMs, { decision: admission.rate });
       case 'stream_cap':
-        throw new AppError('rate_limited', `Too many concurrent streams: at most ${admission.cap} at once.`, {
+        throw new AppError('rate_limited', bilingual('Too many concurrent streams: at most {cap} at once.', '并发的流式请求过多：最多同时进行 {cap} 个。', { cap: admission.cap }), {
           headers: { 'retry-after': '1' },
           details: { retryAfterSeconds: 1 },
         });
@@ -100,7 +105,19 @@ export class Admission {
         const amount = (micros: number) => money(micros, config.currency);
         throw new AppError(
           'quota_exceeded',
-          `Your ${model.class} ${windowAdjective[admission.window]} pool is exhausted for this request (used ${amount(admission.usedMicros).amount} of ${amount(admission.limitMicros).amount} ${config.currency}; this request may cost up to ${amount(turn.reservedMicros).amount}). It resets at ${window.resetsAt.toISOString()}.`,
+          bilingual(
+            'Your {class} {window} pool is exhausted for this request (used {used} of {limit} {currency}; this request may cost up to {cost}). It resets at {resetsAt}.',
+            '您的{class}{window}额度不足以支付本次请求（已用 {used} / {limit} {currency}，本次请求最多可能花费 {cost}），额度将于 {resetsAt} 重置。',
+            {
+              class: className[model.class],
+              window: windowAdjective[admission.window],
+              used: amount(admission.usedMicros).amount,
+              limit: amount(admission.limitMicros).amount,
+              currency: config.currency,
+              cost: amount(turn.reservedMicros).amount,
+              resetsAt: window.resetsAt.toISOString(),
+            },
+          ),
           {
             debug: { productModel: model.id },
             details: {

@@ -13,7 +13,7 @@
 import type { FastifyBaseLogger as Logger, FastifyReply, FastifyRequest } from 'fastify';
 import { EventEmitter } from 'node:events';
 import type { Config } from '../config/config.ts';
-import { AppError } from '../errors/app-error.ts';
+import { AppError, bilingual } from '../errors/app-error.ts';
 import { newRequestId } from '../http/request-id.ts';
 import type { Principal } from '../modules/identity/principal.ts';
 import type { EntitlementCatalogue } from '../modules/plan/entitlements.ts';
@@ -87,7 +87,12 @@ export class MeteringPipeline {
   /** The 404 for a model the payer's package does not include (or that does not exist), listing valid ids. */
   modelNotFound(principal: Principal, modelId: string): AppError {
     const valid = this.#entitlements.of(principal.payer.package).modelIds;
-    return new AppError('model_not_found', `The model ${JSON.stringify(modelId)} does not exist or is not available on your plan. Valid ids: ${valid.join(', ')}.`, {
+    const message = bilingual(
+      'The model {model} does not exist or is not available on your plan. Valid ids: {valid}.',
+      '模型 {model} 不存在，或不在您的套餐内。可用的模型 ID：{valid}。',
+      { model: JSON.stringify(modelId), valid: valid.join(', ') },
+    );
+    return new AppError('model_not_found', message, {
       param: 'model',
       debug: { productModel: modelId },
     });

@@ -69,7 +69,8 @@ function normalize(value: string): string {
 }
 
 const money = (value: { currency: string; amount: string }) => `${value.currency} ${value.amount}`;
-const percentOff = (fraction: number) => `−${Math.round(fraction * 100)} %`;
+// Intl.NumberFormat's percent in English (lib/format.ts `formatDiscount`).
+const percentOff = (fraction: number) => `-${Math.round(fraction * 100)}%`;
 
 describe('pricing page', () => {
   it('renders plans, Max packages, pool bars and the model price table from the configured catalogue', async () => {

@@ -4,6 +4,8 @@ import { createRoot } from 'react-dom/client';
 import { createBrowserRouter } from 'react-router';
 import { RouterProvider } from 'react-router/dom';
 import { createApolloClient } from './app/apollo-client.ts';
+// Before anything renders: the language is settled synchronously, so the first paint is already in it.
+import './locales/i18n.ts';
 import { routes } from './routes.tsx';
 import './styles.css';
 

@@ -30,11 +30,8 @@ export const routes: RouteObject[] = [
           { path: 'account', element: <AccountPage /> },
           { path: 'account/usage', element: <UsagePage /> },
           { path: 'device', element: <DevicePage /> },
-          {
-            path: 'enterprise/*',
-            element: <NotAvailablePage title="Enterprise" purpose="apply for an enterprise account and, once approved, mint svc_ent_ keys in its console" />,
-          },
-          { path: 'admin/*', element: <NotAvailablePage title="Admin" purpose="review enterprise applications, look up accounts and change tiers (staff only)" /> },
+          { path: 'enterprise/*', element: <NotAvailablePage page="enterprise" /> },
+          { path: 'admin/*', element: <NotAvailablePage page="admin" /> },
           { path: '*', element: <NotFoundPage /> },
         ],
       },

@@ -21,6 +21,8 @@ export const Account = defineEntity({
     /** argon2id PHC string; null for accounts that only sign in by email code or OIDC. Never exposed. */
     passwordHash: p.string().nullable(),
     emailVerifiedAt: p.datetime().nullable(),
+    /** The language the member picked (`en`, `zh-CN`), for the web app and their email; null follows the browser. */
+    locale: p.string().length(16).nullable(),
   },
 });
 

@@ -56,6 +56,10 @@ export const AccountRef = builder.objectRef<AccountView>('Account').implement({
       description: 'Whether you (the signed-in viewer) may read the audit log: support and admin, from a web session.',
       resolve: (_account, _args, { principal }) => authz.can(principal, 'audit:read'),
     }),
+    locale: t.exposeString('locale', {
+      nullable: true,
+      description: 'The language the member picked for the web app and their email: en or zh-CN; null follows the browser.',
+    }),
   }),
 });
 
@@ -166,6 +170,16 @@ builder.mutationField('verifyEmailCode', (t) =>
       await control.start(account.id);
       return account;
     },
+  }),
+);
+
+builder.mutationField('setLocale', (t) =>
+  t.field({
+    type: AccountRef,
+    description: 'Stores the language the member picked (en or zh-CN): the web app uses it on every browser, and email is sent in it.',
+    authScopes: { signedIn: true },
+    args: { locale: t.arg.string({ required: true, description: 'en or zh-CN.' }) },
+    resolve: (_root, args, { principal, services }) => services.accounts.setLocale(principal!, args.locale),
   }),
 );
 

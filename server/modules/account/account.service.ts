@@ -7,7 +7,8 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Config } from '../../config/config.ts';
 import type { Database } from '../../db/orm.ts';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, bilingual } from '../../errors/app-error.ts';
+import { defaultLocale, isLocale, locales, type Locale } from '../../i18n/locale.ts';
 import { sameDigest, sha256Hex } from '../identity/credential-token.ts';
 import type { IdentityService } from '../identity/identity.service.ts';
 import type { ClientInfo } from '../session/session.service.ts';
@@ -16,6 +17,7 @@ import { rateLimitedError } from '../rate-limit/rate-limit.service.ts';
 import { entityManager } from '../../db/unit-of-work.ts';
 import { Account, accountRoles, type AccountRole, type IAccount } from './account.entity.ts';
 import { EmailCode } from './email-code.entity.ts';
+import { signInCodeMail } from './account.mail.ts';
 import type { Mailer } from './mailer.ts';
 import { decoyHash, hashPassword, needsRehash, passwordRules, verifyPassword } from './password.ts';
 import type { Principal } from '../identity/principal.ts';
@@ -33,6 +35,8 @@ export interface AccountView {
   emailVerified: boolean;
   hasPassword: boolean;
   createdAt: Date;
+  /** The language the member picked, or null to follow the browser. */
+  locale: Locale | null;
 }
 
 export interface SignUpInput {
@@ -79,7 +83,7 @@ export class AccountService {
           { key: `signup:ip:${client.ip}`, limit: throttle.signUpPerHourPerIp, periodMs: hour },
           { key: `signup:domain:${domain}`, limit: throttle.signUpPerHourPerDomain, periodMs: hour },
         ],
-        `sign-ups (from this address, or with @${domain} addresses)`,
+        { en: `sign-ups (from this address, or with @${domain} addresses)`, zh: `来自此地址或使用 @${domain} 邮箱的注册过于频繁` },
       );
     }
     const passwordHash = await hashPassword(input.password);
@@ -98,7 +102,7 @@ export class AccountService {
       await em.flush();
     } catch (error) {
       if (error instanceof UniqueConstraintViolationException) {
-        throw new AppError('account_exists', `An account with ${email} already exists; sign in instead.`, { param: 'email' });
+        throw new AppError('account_exists', bilingual('An account with {email} already exists; sign in instead.', '{email} 已注册，请直接登录。', { email }), { param: 'email' });
       }
       throw error;
     }
@@ -108,7 +112,7 @@ export class AccountService {
   /** Checks email + password. Wrong password and unknown email give the same 401 `invalid_credentials`. */
   async signInWithPassword(input: { email: string; password: string }, client: ClientInfo = {}): Promise<AccountView> {
     const email = normaliseEmail(input.email);
-    if (typeof input.password !== 'string' || input.password.length === 0) throw new AppError('invalid_request', 'password is required.', { param: 'password' });
+    if (typeof input.password !== 'string' || input.password.length === 0) throw new AppError('invalid_request', bilingual('password is required.', '请填写密码。'), { param: 'password' });
     await this.#throttleSignIn(email, client);
     const accountTry = await this.#spendAccountTry(email, client);
     const em = entityManager(this.#db);
@@ -131,21 +135,20 @@ export class AccountService {
     const { throttle } = this.#config.auth;
     const rules = [{ key: `email-code:email:${email}`, limit: throttle.emailCodePerHourPerEmail, periodMs: hour }];
     if (client.ip) rules.push({ key: `email-code:ip:${client.ip}`, limit: throttle.emailCodePerHourPerIp, periodMs: hour });
-    await this.#throttle.enforce(rules, 'email codes');
+    await this.#throttle.enforce(rules, { en: 'email codes', zh: '验证码发送过于频繁' });
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const id = randomUUID();
     const expiresAt = new Date(Date.now() + this.#config.auth.emailCodeTtlSeconds * 1000);
     const em = entityManager(this.#db);
+    // The mail is in the account's language; an address with no account yet gets the page's language.
+    const known = await em.findOne(Account, { email }, { fields: ['locale'] });
     // Only the newest code works: earlier unused ones are spent.
     await em.nativeUpdate(EmailCode, { email, consumedAt: null }, { consumedAt: new Date() });
     em.create(EmailCode, { id, email, codeHash: codeDigest(id, code), expiresAt, attempts: 0, consumedAt: null });
     await em.flush();
     const minutes = Math.round(this.#config.auth.emailCodeTtlSeconds / 60);
-    await this.#mailer.send({
-      to: email,
-      subject: `Your svc sign-in code: ${code}`,
-      text: `Your svc sign-in code is ${code}. It expires in ${minutes} minutes. If you did not ask for it, ignore this email.`,
-    });
+    const locale = accountLocale(known?.locale) ?? client.locale ?? defaultLocale;
+    await this.#mailer.send({ to: email, ...signInCodeMail[locale]({ code, minutes }) });
     return { email, expiresAt };
   }
 
@@ -156,7 +159,7 @@ export class AccountService {
   async verifyEmailCode(input: { email: string; code: string }, client: ClientInfo = {}): Promise<AccountView> {
     const email = normaliseEmail(input.email);
     const code = String(input.code ?? '').replace(/\s+/g, '');
-    if (!/^\d{6}$/.test(code)) throw new AppError('invalid_request', 'code must be the 6 digits from the email.', { param: 'code' });
+    if (!/^\d{6}$/.test(code)) throw new AppError('invalid_request', bilingual('code must be the 6 digits from the email.', '验证码应为邮件中的 6 位数字。'), { param: 'code' });
     await this.#throttleSignIn(email, client);
     const connection = this.#db.orm.em.getConnection();
     // Count the attempt first (atomically), so concurrent guesses cannot exceed the limit.
@@ -169,7 +172,8 @@ export class AccountService {
       [email, this.#config.auth.emailCodeMaxAttempts],
       'get',
     );
-    const wrong = () => new AppError('invalid_credentials', 'The code is wrong or has expired; request a new one if needed.', { param: 'code' });
+    const wrong = () =>
+      new AppError('invalid_credentials', bilingual('The code is wrong or has expired; request a new one if needed.', '验证码错误或已过期，如有需要请重新获取。'), { param: 'code' });
     if (!row || !sameDigest(row.code_hash, codeDigest(row.id, code))) throw wrong();
     const spent: { id: string } | undefined = await connection.execute<{ id: string }>(
       `update "email_code" set "consumed_at" = now(), "updated_at" = now() where "id" = ? and "consumed_at" is null returning "id"`,
@@ -242,6 +246,17 @@ export class AccountService {
     return account;
   }
 
+  /** Stores the language the member picked in the web app (and for the email svc sends them). */
+  async setLocale(principal: Principal, locale: string): Promise<AccountView> {
+    if (!isLocale(locale)) throw new AppError('invalid_request', bilingual('locale must be one of {locales}.', 'locale 必须是 {locales} 之一。', { locales: locales.join(', ') }), { param: 'locale' });
+    const em = entityManager(this.#db);
+    const account = await em.findOne(Account, { id: principal.accountId });
+    if (!account) throw new AppError('sign_in_required', 'The account behind this credential no longer exists.');
+    account.locale = locale;
+    await em.flush();
+    return view(account);
+  }
+
   /**
    * Bootstraps or updates a user with a role (the `svc admin create-user` command). With a password it sets
    * the password (of an existing account too, so staff can be promoted without a second account); without
@@ -285,7 +300,7 @@ export class AccountService {
         { key: `signin:ip:${client.ip}`, limit: throttle.signInPerMinutePerIp, periodMs: minute },
         { key: `signin:acct-ip:${email}:${client.ip}`, limit: 10, periodMs: 15 * minute },
       ],
-      'sign-in attempts',
+      { en: 'sign-in attempts', zh: '登录尝试过于频繁' },
     );
   }
 
@@ -305,7 +320,7 @@ export class AccountService {
     const limit = this.#config.auth.throttle.signInPerHourPerAccount;
     if ((await this.#throttle.increment(key, hour)) > limit) {
       await this.#throttle.decrement(key);
-      throw rateLimitedError(await this.#throttle.ttl(key), { what: 'sign-in attempts for this account' });
+      throw rateLimitedError(await this.#throttle.ttl(key), { what: { en: 'sign-in attempts for this account', zh: '此账户的登录尝试过于频繁' } });
     }
     return {
       succeeded: async () => {
@@ -325,18 +340,21 @@ const knownAddressMs = 30 * 24 * hour;
 
 export function normaliseEmail(input: unknown): string {
   const email = typeof input === 'string' ? input.trim().toLowerCase() : '';
-  if (!email) throw new AppError('invalid_request', 'email is required.', { param: 'email' });
-  if (email.length > 254 || !emailPattern.test(email)) throw new AppError('invalid_request', `"${email.slice(0, 80).replace(/[\p{Cc}\p{Cf}]/gu, '?')}" is not an email address.`, { param: 'email' });
+  if (!email) throw new AppError('invalid_request', bilingual('email is required.', '请填写邮箱地址。'), { param: 'email' });
+  if (email.length > 254 || !emailPattern.test(email)) {
+    const shown = email.slice(0, 80).replace(/[\p{Cc}\p{Cf}]/gu, '?');
+    throw new AppError('invalid_request', bilingual('"{email}" is not an email address.', '“{email}”不是有效的邮箱地址。', { email: shown }), { param: 'email' });
+  }
   return email;
 }
 
 function checkPassword(password: unknown): asserts password is string {
-  if (typeof password !== 'string') throw new AppError('invalid_request', 'password is required.', { param: 'password' });
+  if (typeof password !== 'string') throw new AppError('invalid_request', bilingual('password is required.', '请填写密码。'), { param: 'password' });
   if (password.length < passwordRules.minLength) {
-    throw new AppError('invalid_request', `password must be at least ${passwordRules.minLength} characters.`, { param: 'password' });
+    throw new AppError('invalid_request', bilingual('password must be at least {min} characters.', '密码至少需要 {min} 个字符。', { min: passwordRules.minLength }), { param: 'password' });
   }
   if (password.length > passwordRules.maxLength) {
-    throw new AppError('invalid_request', `password must be at most ${passwordRules.maxLength} characters.`, { param: 'password' });
+    throw new AppError('invalid_request', bilingual('password must be at most {max} characters.', '密码最多 {max} 个字符。', { max: passwordRules.maxLength }), { param: 'password' });
   }
 }
 
@@ -357,5 +375,11 @@ export function view(account: IAccount): AccountView {
     emailVerified: account.emailVerifiedAt != null,
     hasPassword: account.passwordHash != null,
     createdAt: account.createdAt,
+    locale: accountLocale(account.locale),
   };
+}
+
+/** A stored locale svc still speaks, or null (a language removed since is "follow the browser" again). */
+function accountLocale(value: string | null | undefined): Locale | null {
+  return isLocale(value) ? value : null;
 }

@@ -5,7 +5,7 @@
  * anyone's key with a reason (`api-key:revoke-any`, audited).
  */
 import type { Database } from '../../db/orm.ts';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, bilingual } from '../../errors/app-error.ts';
 import * as authz from '../../authz/authz.ts';
 import { displayParts, newToken, sha256Hex, tokenPrefixes } from '../identity/credential-token.ts';
 import type { IdentityService } from '../identity/identity.service.ts';
@@ -68,13 +68,16 @@ export class ApiKeyService {
   async createForAccount(accountId: string, input: { name: string }): Promise<CreatedApiKey> {
     const name = input.name.trim();
     if (name.length === 0 || name.length > 100) {
-      throw new AppError('invalid_request', 'name must be 1 to 100 characters.', { param: 'name' });
+      throw new AppError('invalid_request', bilingual('name must be 1 to 100 characters.', '名称长度须为 1 到 100 个字符。'), { param: 'name' });
     }
-    if (/[\p{Cc}\p{Cf}]/u.test(name)) throw new AppError('invalid_request', 'name must not contain control characters.', { param: 'name' });
+    if (/[\p{Cc}\p{Cf}]/u.test(name)) throw new AppError('invalid_request', bilingual('name must not contain control characters.', '名称不能包含控制字符。'), { param: 'name' });
     const em = entityManager(this.#db);
     const live = await em.count(ApiKey, { accountId, kind: 'personal', revokedAt: null });
     if (live >= maxKeysPerAccount) {
-      throw new AppError('invalid_request', `An account can have at most ${maxKeysPerAccount} live keys; revoke one first.`);
+      throw new AppError(
+        'invalid_request',
+        bilingual('An account can have at most {max} live keys; revoke one first.', '每个账户最多只能有 {max} 个有效密钥，请先撤销一个。', { max: maxKeysPerAccount }),
+      );
     }
     const token = newToken(tokenPrefixes.personalKey);
     const key = em.create(ApiKey, {
@@ -136,7 +139,12 @@ export class ApiKeyService {
   async revokeForAccount(accountId: string, keyId: string): Promise<ApiKeyView> {
     const em = entityManager(this.#db);
     const key = isUuid(keyId) ? await em.findOne(ApiKey, { id: keyId, accountId, kind: 'personal', revokedAt: null }) : null;
-    if (!key) throw new AppError('not_found', isUuid(keyId) ? `No live API key ${keyId} on your account.` : 'That is not an API key id.', { param: 'id' });
+    if (!key) {
+      const message = isUuid(keyId)
+        ? bilingual('No live API key {id} on your account.', '您的账户中没有有效的 API 密钥 {id}。', { id: keyId })
+        : bilingual('That is not an API key id.', '这不是 API 密钥的 ID。');
+      throw new AppError('not_found', message, { param: 'id' });
+    }
     key.revokedAt = new Date();
     await em.flush();
     await this.#identity.invalidate({ tokenHashes: [key.tokenHash] });

@@ -4,7 +4,7 @@
  * form-encoded, RFC 6749 error bodies) plus RFC 8414 metadata. Both call `DeviceAuthService`.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, bilingual } from '../../errors/app-error.ts';
 import { toAppError } from '../../http/envelope.ts';
 import { objectBody } from '../../http/body.ts';
 import { clientInfo } from '../../http/web-session.ts';
@@ -69,7 +69,7 @@ async function oauthRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/oauth/device_authorization', async (request, reply) => {
     const body = objectBody(request);
-    if (typeof body.client_id !== 'string' || body.client_id.length === 0) throw new AppError('invalid_request', 'client_id is required.');
+    if (typeof body.client_id !== 'string' || body.client_id.length === 0) throw new AppError('invalid_request', bilingual('client_id is required.', 'client_id 为必填项。'));
     const started = await services.deviceAuth.start({ client: body.client_id }, clientInfo(request));
     return reply.header('cache-control', 'no-store').send(rfcDeviceResponse(started));
   });
@@ -79,7 +79,7 @@ async function oauthRoutes(app: FastifyInstance): Promise<void> {
     if (body.grant_type !== deviceCodeGrantType) {
       return oauthError(reply.code(400), 'unsupported_grant_type', `grant_type must be ${deviceCodeGrantType}.`);
     }
-    if (typeof body.device_code !== 'string' || body.device_code.length === 0) throw new AppError('invalid_request', 'device_code is required.');
+    if (typeof body.device_code !== 'string' || body.device_code.length === 0) throw new AppError('invalid_request', bilingual('device_code is required.', 'device_code 为必填项。'));
     const clientId = typeof body.client_id === 'string' ? body.client_id : undefined;
     const token = await services.deviceAuth.poll({ deviceCode: body.device_code, clientId }, clientInfo(request));
     return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send({

@@ -14,7 +14,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Config } from '../../config/config.ts';
 import type { Database } from '../../db/orm.ts';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, bilingual, type Bilingual } from '../../errors/app-error.ts';
 import type { AccountService, AccountView } from '../account/account.service.ts';
 import type { Principal } from '../identity/principal.ts';
 import * as authz from '../../authz/authz.ts';
@@ -51,6 +51,14 @@ export interface DeviceToken {
 
 export type DeviceAuthState = 'pending' | 'approved' | 'denied' | 'expired';
 
+/** "This login was already …" in both languages. */
+const decidedState: Record<DeviceAuthState, Bilingual> = {
+  pending: { en: 'pending', zh: '在等待批准' },
+  approved: { en: 'approved', zh: '被批准' },
+  denied: { en: 'denied', zh: '被拒绝' },
+  expired: { en: 'expired', zh: '过期' },
+};
+
 export interface DeviceAuthView {
   userCode: string;
   clientName: string;
@@ -84,7 +92,7 @@ export class DeviceAuthService {
     if (client.ip) {
       await this.#throttle.enforce(
         [{ key: `device-start:ip:${client.ip}`, limit: this.#config.rateLimits.deviceStartPerMinute, periodMs: minute }],
-        'device logins started from this address',
+        { en: 'device logins started from this address', zh: '此地址发起的设备登录过于频繁' },
       );
     }
     const { deviceCodeTtlSeconds: expiresIn, devicePollIntervalSeconds: interval } = this.#config.auth;
@@ -136,12 +144,12 @@ export class DeviceAuthService {
    */
   async poll(input: { deviceCode: unknown; clientId?: string }, client: ClientInfo = {}): Promise<DeviceToken> {
     if (typeof input.deviceCode !== 'string' || input.deviceCode.length === 0) {
-      throw new AppError('invalid_request', 'device_code is required.', { param: 'device_code' });
+      throw new AppError('invalid_request', bilingual('device_code is required.', 'device_code 为必填项。'), { param: 'device_code' });
     }
     if (client.ip) {
       await this.#throttle.enforce(
         [{ key: `device-poll:ip:${client.ip}`, limit: this.#config.auth.throttle.devicePollPerMinutePerIp, periodMs: minute }],
-        'device polls from this address',
+        { en: 'device polls from this address', zh: '此地址的设备轮询过于频繁' },
       );
     }
     const hash = sha256Hex(input.deviceCode);
@@ -181,7 +189,7 @@ export class DeviceAuthService {
     });
     if (outcome.kind === 'error') throw new AppError(outcome.code, outcome.message);
     const account = await this.#accounts.findById(outcome.accountId);
-    if (!account) throw new AppError('invalid_grant', 'The account that approved this login no longer exists.');
+    if (!account) throw new AppError('invalid_grant', bilingual('The account that approved this login no longer exists.', '批准此次登录的账户已不存在。'));
     return {
       sessionToken: outcome.token,
       tokenType: 'Bearer',
@@ -210,8 +218,8 @@ export class DeviceAuthService {
     const after = await em.findOneOrFail(DeviceAuthorization, { id: row.id }, { refresh: true });
     if (updated === 0) {
       const state = view(after).state;
-      if (state === 'expired') throw new AppError('expired_token', 'This code has expired; start a new login on your device.');
-      throw new AppError('invalid_request', `This login was already ${state}.`, { param: 'userCode' });
+      if (state === 'expired') throw new AppError('expired_token', bilingual('This code has expired; start a new login on your device.', '此代码已过期，请在设备上重新发起登录。'));
+      throw new AppError('invalid_request', bilingual('This login was already {state}.', '此次登录已{state}。', { state: decidedState[state] }), { param: 'userCode' });
     }
     return view(after);
   }
@@ -219,7 +227,7 @@ export class DeviceAuthService {
   async #claim(principal: Principal, userCodeInput: unknown, client: ClientInfo): Promise<IDeviceAuthorization> {
     const userCode = normaliseUserCode(userCodeInput);
     if (!userCode) {
-      throw new AppError('invalid_request', `A user code is 8 letters from ${userCodeAlphabet}, like BCDF-GHJK.`, { param: 'userCode' });
+      throw new AppError('invalid_request', bilingual('A user code is 8 letters from {alphabet}, like BCDF-GHJK.', '用户代码由 {alphabet} 中的 8 个字母组成，例如 BCDF-GHJK。', { alphabet: userCodeAlphabet }), { param: 'userCode' });
     }
     // Per account: the configured limit (signing in again does not buy more tries). Per IP a few times
     // more, so people behind one NAT are not locked out together, while one address cannot guess at scale.
@@ -236,7 +244,7 @@ export class DeviceAuthService {
     const exceeded = locks.find((lock, i) => counts[i]! > lock.limit);
     if (exceeded) {
       await giveBack();
-      throw rateLimitedError(await this.#throttle.ttl(exceeded.key), { what: 'wrong device codes (code entry is locked)' });
+      throw rateLimitedError(await this.#throttle.ttl(exceeded.key), { what: { en: 'wrong device codes (code entry is locked)', zh: '设备代码输错次数过多（已暂停输入）' } });
     }
     const em = entityManager(this.#db);
     const now = new Date();
@@ -251,7 +259,11 @@ export class DeviceAuthService {
       const left = Math.max(0, Math.min(...locks.map((lock, i) => lock.limit - counts[i]!)));
       throw new AppError(
         'not_found',
-        `No pending device login has the code ${formatUserCode(userCode)}; check the code shown on your device (${left} ${left === 1 ? 'try' : 'tries'} left).`,
+        bilingual(
+          'No pending device login has the code {code}; check the code shown on your device ({left} left).',
+          '没有等待批准的设备登录使用代码 {code}，请核对设备上显示的代码（还可尝试 {left}）。',
+          { code: formatUserCode(userCode), left: { en: left === 1 ? '1 try' : `${left} tries`, zh: `${left} 次` } },
+        ),
         { param: 'userCode' },
       );
     }
@@ -261,7 +273,7 @@ export class DeviceAuthService {
       row = await em.findOneOrFail(DeviceAuthorization, { id: row.id }, { refresh: true });
     }
     if (row.ownerSessionId !== principal.credential.id) {
-      throw new AppError('forbidden', 'This code was already opened in another signed-in browser session; start a new login on your device.');
+      throw new AppError('forbidden', bilingual('This code was already opened in another signed-in browser session; start a new login on your device.', '此代码已在另一个已登录的浏览器会话中打开，请在设备上重新发起登录。'));
     }
     return row;
   }
@@ -286,8 +298,8 @@ export function normaliseUserCode(input: unknown): string | null {
 
 function parseClientName(input: unknown): string {
   const name = typeof input === 'string' ? input.replace(/[\p{Cc}\p{Cf}]/gu, '').trim() : '';
-  if (!name) throw new AppError('invalid_request', 'client is required: the name of the calling client, e.g. "svc-cli".', { param: 'client' });
-  if (name.length > 100) throw new AppError('invalid_request', 'client must be at most 100 characters.', { param: 'client' });
+  if (!name) throw new AppError('invalid_request', bilingual('client is required: the name of the calling client, e.g. "svc-cli".', 'client 为必填项：调用方客户端的名称，例如 "svc-cli"。'), { param: 'client' });
+  if (name.length > 100) throw new AppError('invalid_request', bilingual('client must be at most {max} characters.', 'client 最多 {max} 个字符。', { max: 100 }), { param: 'client' });
   return name;
 }
 

@@ -7,7 +7,7 @@
  *   // throws 429 rate_limited with Retry-After and x-ratelimit-* when any rule is exhausted
  */
 import type { Redis } from 'ioredis';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, bilingual, type Bilingual } from '../../errors/app-error.ts';
 import type { RedisLayer } from '../../infra/redis.ts';
 import { gcraParams, LocalGcra, rateLimitScript, type RateDecision, type RateRule } from './gcra.ts';
 
@@ -45,7 +45,7 @@ export class RateLimiter {
   }
 
   /** `hit`, and throws 429 `rate_limited` (with headers) when denied. */
-  async assert(rules: readonly RateRule[], what?: string): Promise<RateDecision> {
+  async assert(rules: readonly RateRule[], what?: RateLimitedWhat): Promise<RateDecision> {
     const decision = await this.hit(rules);
     if (!decision.allowed) throw rateLimitedError(decision.retryAfterMs, { what, decision });
     return decision;
@@ -62,12 +62,19 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
 }
 
 /**
+ * What was too many, in both languages: the English noun ("sign-in attempts") and a whole Chinese clause
+ * ("登录尝试过于频繁"). A plain English string still works; its Chinese is then a general "too frequent".
+ */
+export type RateLimitedWhat = string | Bilingual;
+
+/**
  * The one 429 of the service: `Retry-After` (and `x-ratelimit-*` when a limiter decision is at hand),
  * `retryAfterSeconds` in the envelope. `what` names what was too many ("sign-in attempts").
  */
-export function rateLimitedError(retryAfterMs: number, options: { what?: string; decision?: RateDecision } = {}): AppError {
+export function rateLimitedError(retryAfterMs: number, options: { what?: RateLimitedWhat; decision?: RateDecision } = {}): AppError {
   const retryAfter = Math.max(1, Math.ceil(retryAfterMs / 1000));
-  return new AppError('rate_limited', `Too many ${options.what ?? 'requests'}; retry in ${retryAfter} s.`, {
+  const what = typeof options.what === 'string' ? { en: options.what, zh: '操作过于频繁' } : (options.what ?? { en: 'requests', zh: '请求过于频繁' });
+  return new AppError('rate_limited', bilingual('Too many {what}; retry in {seconds} s.', '{what}，请在 {seconds} 秒后重试。', { what, seconds: retryAfter }), {
     headers: { ...(options.decision ? rateLimitHeaders(options.decision) : {}), 'retry-after': String(retryAfter) },
     details: { retryAfterSeconds: retryAfter },
   });

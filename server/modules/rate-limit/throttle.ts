@@ -6,7 +6,7 @@
  */
 import { AppError } from '../../errors/app-error.ts';
 import type { RedisLayer } from '../../infra/redis.ts';
-import type { RateLimiter, RateRule } from './rate-limit.service.ts';
+import type { RateLimitedWhat, RateLimiter, RateRule } from './rate-limit.service.ts';
 
 export class Throttle {
   readonly #redis: RedisLayer;
@@ -19,7 +19,7 @@ export class Throttle {
   }
 
   /** Counts one request under every rule; throws 429 `rate_limited` with `Retry-After` when any is exhausted. */
-  async enforce(rules: readonly RateRule[], what: string): Promise<void> {
+  async enforce(rules: readonly RateRule[], what: RateLimitedWhat): Promise<void> {
     await this.#limiter.assert(rules, what);
   }
 

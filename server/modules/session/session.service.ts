@@ -5,7 +5,7 @@
  */
 import type { Config } from '../../config/config.ts';
 import type { Database, Em } from '../../db/orm.ts';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, bilingual } from '../../errors/app-error.ts';
 import type { Principal } from '../identity/principal.ts';
 import * as authz from '../../authz/authz.ts';
 import { newToken, sha256Hex, tokenPrefixes } from '../identity/credential-token.ts';
@@ -13,6 +13,7 @@ import type { IdentityService } from '../identity/identity.service.ts';
 import { Session, type ISession, type SessionKind } from './session.entity.ts';
 import { isUuid } from '../../db/ids.ts';
 import { entityManager } from '../../db/unit-of-work.ts';
+import type { Locale } from '../../i18n/locale.ts';
 
 export interface SessionView {
   id: string;
@@ -30,6 +31,8 @@ export interface SessionView {
 export interface ClientInfo {
   ip?: string | null;
   userAgent?: string | null;
+  /** The caller's language (cookie, else Accept-Language), for mail to an address with no account language. */
+  locale?: Locale;
 }
 
 export interface IssuedSession {
@@ -92,7 +95,12 @@ export class SessionService {
     authz.assert(principal, 'session:manage');
     const em = entityManager(this.#db);
     const row = isUuid(sessionId) ? await em.findOne(Session, { id: sessionId, accountId: principal.accountId }) : null;
-    if (!row) throw new AppError('not_found', isUuid(sessionId) ? `No session ${sessionId} on your account.` : 'That is not a session id.', { param: 'id' });
+    if (!row) {
+      const message = isUuid(sessionId)
+        ? bilingual('No session {id} on your account.', '您的账户中没有会话 {id}。', { id: sessionId })
+        : bilingual('That is not a session id.', '这不是会话 ID。');
+      throw new AppError('not_found', message, { param: 'id' });
+    }
     if (!row.revokedAt) {
       row.revokedAt = new Date();
       await em.flush();
@@ -116,7 +124,7 @@ export class SessionService {
   /** `svc logout`: a device-login session token revokes itself. An API key cannot sign out. */
   async endBearerSession(principal: Principal): Promise<void> {
     if (principal.credential.kind !== 'session_token') {
-      throw new AppError('invalid_request', 'An API key cannot sign out; revoke it at /account instead.');
+      throw new AppError('invalid_request', bilingual('An API key cannot sign out; revoke it at /account instead.', 'API 密钥无法退出登录，请在 /account 撤销该密钥。'));
     }
     const em = entityManager(this.#db);
     const row = await em.findOneOrFail(Session, { id: principal.credential.id, accountId: principal.accountId });

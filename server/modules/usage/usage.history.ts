@@ -5,7 +5,7 @@
  */
 import type { ModelClass } from '../../config/config.ts';
 import type { Database } from '../../db/orm.ts';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, bilingual } from '../../errors/app-error.ts';
 import { money, type Money } from '../../config/money.ts';
 import type { LedgerStatus, MeterUnit, Product } from '../../metering/turn.ts';
 
@@ -80,7 +80,7 @@ const SELECT = `select id, (extract(epoch from created_at) * 1000000)::bigint as
 export async function listUsageHistory(db: Database, payerId: string, args: HistoryPageArgs): Promise<UsageHistoryPage> {
   const first = args.first ?? HISTORY_DEFAULT_PAGE;
   if (!Number.isInteger(first) || first < 1 || first > HISTORY_MAX_PAGE) {
-    throw new AppError('invalid_request', `first must be an integer from 1 to ${HISTORY_MAX_PAGE}.`, { param: 'first' });
+    throw new AppError('invalid_request', bilingual('first must be an integer from 1 to {max}.', 'first 必须是 1 到 {max} 之间的整数。', { max: HISTORY_MAX_PAGE }), { param: 'first' });
   }
   const cursor = args.after ? decodeCursor(args.after) : null;
   const params: unknown[] = [payerId];
@@ -128,6 +128,6 @@ function encodeCursor(createdUs: string, id: string): string {
 function decodeCursor(cursor: string): { createdUs: string; id: string } {
   // At most 16 digits of microseconds (year 2286): a longer number is no cursor of ours, and would overflow an interval.
   const match = /^(\d{1,16}):(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString());
-  if (!match) throw new AppError('invalid_request', 'after is not a cursor this API returned.', { param: 'after' });
+  if (!match) throw new AppError('invalid_request', bilingual('after is not a cursor this API returned.', 'after 不是本接口返回的游标。'), { param: 'after' });
   return { createdUs: match[1]!, id: match[2]! };
 }

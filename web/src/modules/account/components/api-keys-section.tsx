@@ -1,21 +1,25 @@
 /** Personal API keys: create (the token is shown once, with a copy button), list by prefix, revoke. */
 import { useMutation, useQuery } from '@apollo/client/react';
 import { useId, useState, type FormEvent } from 'react';
-import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { Trans, useTranslation } from 'react-i18next';
+import { useFormat } from '../../../lib/format.ts';
+import { EmptyState, ErrorState, LoadingState, ProblemLine } from '../../shell/components/query-state.tsx';
 import { API_KEYS_QUERY } from '../graphql/api-keys.query.ts';
 import { CREATE_API_KEY } from '../graphql/create-api-key.mutation.ts';
 import { REVOKE_API_KEY } from '../graphql/revoke-api-key.mutation.ts';
 import { CopyButton } from './copy-button.tsx';
-import { formatTime } from './format-time.ts';
 
 export function ApiKeysSection() {
+  const { t } = useTranslation('account');
+  const format = useFormat();
+  const when = (iso: string | null) => (iso ? format.dateTime(iso) : t('never'));
   const id = useId();
   const { data, loading, error, refetch } = useQuery(API_KEYS_QUERY, { notifyOnNetworkStatusChange: true });
   const [create, createState] = useMutation(CREATE_API_KEY);
   const [revoke] = useMutation(REVOKE_API_KEY);
   const [name, setName] = useState('');
   const [created, setCreated] = useState<{ token: string; name: string } | null>(null);
-  const [problem, setProblem] = useState<string | null>(null);
+  const [problem, setProblem] = useState<unknown>(null);
   const [revoking, setRevoking] = useState<string | null>(null);
 
   const submit = async (event: FormEvent) => {
@@ -28,18 +32,18 @@ export function ApiKeysSection() {
       setName('');
       await refetch();
     } catch (caught) {
-      setProblem((caught as Error).message);
+      setProblem(caught);
     }
   };
   const remove = async (keyId: string, keyName: string) => {
-    if (!window.confirm(`Revoke "${keyName}"? Programs using it stop working at once.`)) return;
+    if (!window.confirm(t('keys.confirmRevoke', { name: keyName }))) return;
     setProblem(null);
     setRevoking(keyId);
     try {
       await revoke({ variables: { id: keyId } });
       await refetch();
     } catch (caught) {
-      setProblem((caught as Error).message);
+      setProblem(caught);
     } finally {
       setRevoking(null);
     }
@@ -48,16 +52,15 @@ export function ApiKeysSection() {
   return (
     <section className="section" aria-labelledby={`${id}-heading`}>
       <div className="section__head">
-        <h2 id={`${id}-heading`}>API keys</h2>
+        <h2 id={`${id}-heading`}>{t('keys.heading')}</h2>
         <p className="muted">
-          Use a key as <code>Authorization: Bearer svc_live_…</code> on <code>/v1</code>. Only its first 12 and last 4 characters are kept for
-          this list.
+          <Trans t={t} i18nKey="keys.intro" components={{ code: <code /> }} />
         </p>
       </div>
       {created && (
         <div className="new-key" role="status">
           <p className="new-key__title">
-            Your new key <strong>{created.name}</strong> — copy it now. It is not shown again.
+            <Trans t={t} i18nKey="keys.created" values={{ name: created.name }} components={{ strong: <strong /> }} />
           </p>
           <div className="new-key__row">
             <code className="new-key__token" data-testid="new-key-token">
@@ -66,43 +69,39 @@ export function ApiKeysSection() {
             <CopyButton value={created.token} />
           </div>
           <button type="button" className="button button--ghost" onClick={() => setCreated(null)}>
-            I have copied it
+            {t('keys.copiedIt')}
           </button>
         </div>
       )}
-      <form className="form form--inline" onSubmit={submit} aria-label="Create an API key">
+      <form className="form form--inline" onSubmit={submit} aria-label={t('keys.createLabel')}>
         <label className="field" htmlFor={`${id}-name`}>
-          <span>Key name</span>
-          <input id={`${id}-name`} required maxLength={100} placeholder="e.g. laptop" value={name} onChange={(e) => setName(e.target.value)} />
+          <span>{t('keys.name')}</span>
+          <input id={`${id}-name`} required maxLength={100} placeholder={t('keys.namePlaceholder')} value={name} onChange={(e) => setName(e.target.value)} />
         </label>
         <button type="submit" className="button" disabled={createState.loading}>
-          {createState.loading ? 'Creating…' : 'Create key'}
+          {createState.loading ? t('keys.creating') : t('keys.create')}
         </button>
       </form>
-      {problem && (
-        <p className="form__error" role="alert">
-          {problem}
-        </p>
-      )}
+      <ProblemLine error={problem} />
       {error ? (
-        <ErrorState title="Your keys could not be loaded." error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
+        <ErrorState title={t('keys.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
       ) : !data ? (
-        <LoadingState label="Loading your keys…" />
+        <LoadingState label={t('keys.loading')} />
       ) : data.apiKeys.length === 0 ? (
-        <EmptyState title="No API keys yet.">
-          <p className="muted">Create one above to call the API from scripts and SDKs.</p>
+        <EmptyState title={t('keys.empty')}>
+          <p className="muted">{t('keys.emptyHint')}</p>
         </EmptyState>
       ) : (
         <div className="table-scroll">
           <table className="data-table">
             <thead>
               <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
+                <th scope="col">{t('keys.columns.name')}</th>
+                <th scope="col">{t('keys.columns.key')}</th>
+                <th scope="col">{t('keys.columns.created')}</th>
+                <th scope="col">{t('keys.columns.lastUsed')}</th>
                 <th scope="col">
-                  <span className="visually-hidden">Actions</span>
+                  <span className="visually-hidden">{t('keys.columns.actions')}</span>
                 </th>
               </tr>
             </thead>
@@ -115,11 +114,11 @@ export function ApiKeysSection() {
                       {key.prefix}…{key.last4}
                     </code>
                   </td>
-                  <td>{formatTime(key.createdAt)}</td>
-                  <td>{formatTime(key.lastUsedAt)}</td>
+                  <td>{when(key.createdAt)}</td>
+                  <td>{when(key.lastUsedAt)}</td>
                   <td className="data-table__actions">
                     <button type="button" className="button button--ghost" disabled={revoking === key.id} onClick={() => void remove(key.id, key.name)}>
-                      {revoking === key.id ? 'Revoking…' : 'Revoke'}
+                      {revoking === key.id ? t('keys.revoking') : t('keys.revoke')}
                     </button>
                   </td>
                 </tr>

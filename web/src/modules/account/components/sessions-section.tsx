@@ -1,35 +1,41 @@
 /** Where the account is signed in (browsers and device-login tokens), with revoke. */
 import { useMutation, useQuery } from '@apollo/client/react';
 import { useId, useState } from 'react';
-import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { Trans, useTranslation } from 'react-i18next';
+import { useFormat } from '../../../lib/format.ts';
+import { EmptyState, ErrorState, LoadingState, ProblemLine } from '../../shell/components/query-state.tsx';
 import { REVOKE_OTHER_SESSIONS } from '../graphql/revoke-other-sessions.mutation.ts';
 import { REVOKE_SESSION } from '../graphql/revoke-session.mutation.ts';
 import type { SessionFragment } from '../graphql/session.fragment.ts';
 import { SESSIONS_QUERY } from '../graphql/sessions.query.ts';
-import { formatTime } from './format-time.ts';
 
-function describe(session: SessionFragment): string {
-  if (session.kind === 'device') return session.clientName ?? 'Device login';
-  return session.userAgent ? browserName(session.userAgent) : 'Browser';
-}
-
-function browserName(userAgent: string): string {
-  const match = /(Firefox|Edg|Chrome|Chromium|Safari)\/[\d.]+/.exec(userAgent);
-  const os = /(Windows|Mac OS X|Android|iPhone|Linux)/.exec(userAgent)?.[1];
-  const name = match ? (match[1] === 'Edg' ? 'Edge' : match[1]) : 'Browser';
-  return os ? `${name} on ${os.replace('Mac OS X', 'macOS')}` : name!;
+/** "Chrome on macOS" from a user agent; browser and system names are product names, the same in every language. */
+function useDescribe(): (session: SessionFragment) => string {
+  const { t } = useTranslation('account');
+  return (session) => {
+    if (session.kind === 'device') return session.clientName ?? t('sessions.kind.device');
+    if (!session.userAgent) return t('sessions.kind.web');
+    const match = /(Firefox|Edg|Chrome|Chromium|Safari)\/[\d.]+/.exec(session.userAgent);
+    const os = /(Windows|Mac OS X|Android|iPhone|Linux)/.exec(session.userAgent)?.[1];
+    const browser = match ? (match[1] === 'Edg' ? 'Edge' : match[1]!) : t('sessions.kind.web');
+    return os ? t('sessions.browserOn', { browser, os: os.replace('Mac OS X', 'macOS') }) : browser;
+  };
 }
 
 export function SessionsSection({ onSignedOut }: { onSignedOut(): Promise<void> | void }) {
+  const { t } = useTranslation('account');
+  const format = useFormat();
+  const describe = useDescribe();
+  const when = (iso: string | null) => (iso ? format.dateTime(iso) : t('never'));
   const id = useId();
   const { data, loading, error, refetch } = useQuery(SESSIONS_QUERY, { notifyOnNetworkStatusChange: true });
   const [revoke] = useMutation(REVOKE_SESSION);
   const [revokeOthers, othersState] = useMutation(REVOKE_OTHER_SESSIONS);
-  const [problem, setProblem] = useState<string | null>(null);
+  const [problem, setProblem] = useState<unknown>(null);
   const [busy, setBusy] = useState<string | null>(null);
 
   const end = async (session: SessionFragment) => {
-    const question = session.current ? 'Sign out this browser?' : `Sign out "${describe(session)}"? It stops working at once.`;
+    const question = session.current ? t('sessions.confirmCurrent') : t('sessions.confirmOther', { name: describe(session) });
     if (!window.confirm(question)) return;
     setProblem(null);
     setBusy(session.id);
@@ -38,19 +44,19 @@ export function SessionsSection({ onSignedOut }: { onSignedOut(): Promise<void> 
       if (session.current) await onSignedOut();
       else await refetch();
     } catch (caught) {
-      setProblem((caught as Error).message);
+      setProblem(caught);
     } finally {
       setBusy(null);
     }
   };
   const endOthers = async () => {
-    if (!window.confirm('Sign out every other browser and device?')) return;
+    if (!window.confirm(t('sessions.confirmOthers'))) return;
     setProblem(null);
     try {
       await revokeOthers();
       await refetch();
     } catch (caught) {
-      setProblem((caught as Error).message);
+      setProblem(caught);
     }
   };
 
@@ -58,35 +64,31 @@ export function SessionsSection({ onSignedOut }: { onSignedOut(): Promise<void> 
   return (
     <section className="section" aria-labelledby={`${id}-heading`}>
       <div className="section__head">
-        <h2 id={`${id}-heading`}>Sessions</h2>
+        <h2 id={`${id}-heading`}>{t('sessions.heading')}</h2>
         <p className="muted">
-          Browsers signed in to this account, and command-line logins made by device code (run <code>svc login</code> in a terminal to add one).
+          <Trans t={t} i18nKey="sessions.intro" components={{ code: <code /> }} />
         </p>
       </div>
-      {problem && (
-        <p className="form__error" role="alert">
-          {problem}
-        </p>
-      )}
+      <ProblemLine error={problem} />
       {error ? (
-        <ErrorState title="Your sessions could not be loaded." error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
+        <ErrorState title={t('sessions.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
       ) : !data ? (
-        <LoadingState label="Loading sessions…" />
+        <LoadingState label={t('sessions.loading')} />
       ) : data.sessions.length === 0 ? (
-        <EmptyState title="No sessions." />
+        <EmptyState title={t('sessions.empty')} />
       ) : (
         <>
           <div className="table-scroll">
             <table className="data-table">
               <thead>
                 <tr>
-                  <th scope="col">Where</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Address</th>
-                  <th scope="col">Signed in</th>
-                  <th scope="col">Last used</th>
+                  <th scope="col">{t('sessions.columns.where')}</th>
+                  <th scope="col">{t('sessions.columns.kind')}</th>
+                  <th scope="col">{t('sessions.columns.address')}</th>
+                  <th scope="col">{t('sessions.columns.signedIn')}</th>
+                  <th scope="col">{t('sessions.columns.lastUsed')}</th>
                   <th scope="col">
-                    <span className="visually-hidden">Actions</span>
+                    <span className="visually-hidden">{t('sessions.columns.actions')}</span>
                   </th>
                 </tr>
               </thead>
@@ -94,15 +96,15 @@ export function SessionsSection({ onSignedOut }: { onSignedOut(): Promise<void> 
                 {data.sessions.map((session) => (
                   <tr key={session.id}>
                     <td>
-                      {describe(session)} {session.current && <span className="badge">This browser</span>}
+                      {describe(session)} {session.current && <span className="badge">{t('sessions.thisBrowser')}</span>}
                     </td>
-                    <td>{session.kind === 'web' ? 'Browser' : 'Device login'}</td>
+                    <td>{t(`sessions.kind.${session.kind}`)}</td>
                     <td>{session.ip ?? '—'}</td>
-                    <td>{formatTime(session.createdAt)}</td>
-                    <td>{formatTime(session.lastUsedAt)}</td>
+                    <td>{when(session.createdAt)}</td>
+                    <td>{when(session.lastUsedAt)}</td>
                     <td className="data-table__actions">
                       <button type="button" className="button button--ghost" disabled={busy === session.id} onClick={() => void end(session)}>
-                        {busy === session.id ? 'Signing out…' : session.current ? 'Sign out' : 'Revoke'}
+                        {busy === session.id ? t('sessions.signingOut') : session.current ? t('sessions.signOut') : t('sessions.revoke')}
                       </button>
                     </td>
                   </tr>
@@ -113,7 +115,7 @@ export function SessionsSection({ onSignedOut }: { onSignedOut(): Promise<void> 
           {others > 0 && (
             <p className="sessions__others">
               <button type="button" className="button button--ghost" disabled={othersState.loading} onClick={() => void endOthers()}>
-                Sign out everywhere else ({others})
+                {t('sessions.signOutOthers', { count: others })}
               </button>
             </p>
           )}

@@ -4,6 +4,8 @@
  */
 import { useMutation, useQuery } from '@apollo/client/react';
 import { useId, useState, type FormEvent } from 'react';
+import { Trans, useTranslation } from 'react-i18next';
+import { ProblemLine } from '../../shell/components/query-state.tsx';
 import { AUTH_PROVIDERS_QUERY } from '../graphql/auth-providers.query.ts';
 import { SIGN_IN } from '../graphql/sign-in.mutation.ts';
 import { SIGN_UP } from '../graphql/sign-up.mutation.ts';
@@ -12,18 +14,22 @@ import { VERIFY_EMAIL_CODE } from '../graphql/verify-email-code.mutation.ts';
 
 type Mode = 'sign-in' | 'email-code' | 'sign-up';
 
-const tabs: { mode: Mode; label: string }[] = [
-  { mode: 'sign-in', label: 'Sign in' },
-  { mode: 'email-code', label: 'Email me a code' },
-  { mode: 'sign-up', label: 'Create account' },
-];
+const tabs = [
+  { mode: 'sign-in', label: 'auth.tabs.signIn' },
+  { mode: 'email-code', label: 'auth.tabs.emailCode' },
+  { mode: 'sign-up', label: 'auth.tabs.signUp' },
+] as const satisfies readonly { mode: Mode; label: string }[];
+
+/** The server's password rule (account.service `passwordRules.minLength`), shown before the member types. */
+const passwordMinLength = 8;
 
 export function SignInPanel({ onSignedIn, returnTo = '/account' }: { onSignedIn(): Promise<void> | void; returnTo?: string }) {
+  const { t } = useTranslation('account');
   const [mode, setMode] = useState<Mode>('sign-in');
   const providers = useQuery(AUTH_PROVIDERS_QUERY);
   const oidcLabel = providers.data?.authProviders.oidcLabel;
   return (
-    <section className="auth-panel" aria-label="Sign in or create an account">
+    <section className="auth-panel" aria-label={t('auth.label')}>
       <div className="auth-tabs" role="tablist">
         {tabs.map((tab) => (
           <button
@@ -34,7 +40,7 @@ export function SignInPanel({ onSignedIn, returnTo = '/account' }: { onSignedIn(
             className={`auth-tab${mode === tab.mode ? ' auth-tab--active' : ''}`}
             onClick={() => setMode(tab.mode)}
           >
-            {tab.label}
+            {t(tab.label)}
           </button>
         ))}
       </div>
@@ -53,12 +59,13 @@ export function SignInPanel({ onSignedIn, returnTo = '/account' }: { onSignedIn(
 }
 
 function PasswordForm({ kind, onDone }: { kind: 'sign-in' | 'sign-up'; onDone(): Promise<void> | void }) {
+  const { t } = useTranslation('account');
   const id = useId();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [signIn, signInState] = useMutation(SIGN_IN);
   const [signUp, signUpState] = useMutation(SIGN_UP);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
   const busy = signInState.loading || signUpState.loading;
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -67,47 +74,47 @@ function PasswordForm({ kind, onDone }: { kind: 'sign-in' | 'sign-up'; onDone():
       await (kind === 'sign-in' ? signIn : signUp)({ variables: { email, password } });
       await onDone();
     } catch (caught) {
-      setError((caught as Error).message);
+      setError(caught);
     }
   };
   return (
-    <form className="form" onSubmit={submit} aria-label={kind === 'sign-in' ? 'Sign in with password' : 'Create account'}>
+    <form className="form" onSubmit={submit} aria-label={kind === 'sign-in' ? t('auth.passwordSignInLabel') : t('auth.signUpLabel')}>
       <label className="field" htmlFor={`${id}-email`}>
-        <span>Email</span>
+        <span>{t('auth.email')}</span>
         <input id={`${id}-email`} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
       </label>
       <label className="field" htmlFor={`${id}-password`}>
-        <span>Password{kind === 'sign-up' && <small className="muted"> — at least 8 characters</small>}</span>
+        <span>
+          {t('auth.password')}
+          {kind === 'sign-up' && <small className="muted">{t('auth.passwordHint', { min: passwordMinLength })}</small>}
+        </span>
         <input
           id={`${id}-password`}
           type="password"
           autoComplete={kind === 'sign-in' ? 'current-password' : 'new-password'}
-          minLength={kind === 'sign-up' ? 8 : undefined}
+          minLength={kind === 'sign-up' ? passwordMinLength : undefined}
           required
           value={password}
           onChange={(e) => setPassword(e.target.value)}
         />
       </label>
-      {error && (
-        <p className="form__error" role="alert">
-          {error}
-        </p>
-      )}
+      <ProblemLine error={error} />
       <button type="submit" className="button" disabled={busy}>
-        {busy ? 'Please wait…' : kind === 'sign-in' ? 'Sign in' : 'Create account'}
+        {busy ? t('auth.pleaseWait') : kind === 'sign-in' ? t('auth.signIn') : t('auth.signUp')}
       </button>
     </form>
   );
 }
 
 function EmailCodeForm({ onDone, outbox }: { onDone(): Promise<void> | void; outbox: boolean }) {
+  const { t } = useTranslation('account');
   const id = useId();
   const [email, setEmail] = useState('');
   const [code, setCode] = useState('');
   const [sentTo, setSentTo] = useState<string | null>(null);
   const [start, startState] = useMutation(START_EMAIL_CODE);
   const [verify, verifyState] = useMutation(VERIFY_EMAIL_CODE);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
   const send = async (event: FormEvent) => {
     event.preventDefault();
     setError(null);
@@ -115,7 +122,7 @@ function EmailCodeForm({ onDone, outbox }: { onDone(): Promise<void> | void; out
       const result = await start({ variables: { email } });
       setSentTo(result.data?.startEmailCode.email ?? email);
     } catch (caught) {
-      setError((caught as Error).message);
+      setError(caught);
     }
   };
   const check = async (event: FormEvent) => {
@@ -125,37 +132,33 @@ function EmailCodeForm({ onDone, outbox }: { onDone(): Promise<void> | void; out
       await verify({ variables: { email: sentTo ?? email, code } });
       await onDone();
     } catch (caught) {
-      setError((caught as Error).message);
+      setError(caught);
     }
   };
-  const errorLine = error && (
-    <p className="form__error" role="alert">
-      {error}
-    </p>
-  );
+  const errorLine = <ProblemLine error={error} />;
   if (!sentTo) {
     return (
-      <form className="form" onSubmit={send} aria-label="Email me a sign-in code">
+      <form className="form" onSubmit={send} aria-label={t('auth.emailCodeLabel')}>
         <label className="field" htmlFor={`${id}-email`}>
-          <span>Email</span>
+          <span>{t('auth.email')}</span>
           <input id={`${id}-email`} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
         </label>
-        <p className="muted">We send a 6-digit code, valid for 10 minutes. New here? Signing in with it creates your account.</p>
+        <p className="muted">{t('auth.emailCodeHint')}</p>
         {errorLine}
         <button type="submit" className="button" disabled={startState.loading}>
-          {startState.loading ? 'Sending…' : 'Send code'}
+          {startState.loading ? t('auth.sending') : t('auth.sendCode')}
         </button>
       </form>
     );
   }
   return (
-    <form className="form" onSubmit={check} aria-label="Enter the emailed code">
+    <form className="form" onSubmit={check} aria-label={t('auth.enterCodeLabel')}>
       <p>
-        A code is on its way to <strong>{sentTo}</strong>.
-        {outbox && <span className="muted"> This server has no mail relay: the code is in the server log.</span>}
+        <Trans t={t} i18nKey="auth.codeSent" values={{ email: sentTo }} components={{ email: <strong /> }} />
+        {outbox && <span className="muted">{t('auth.outbox')}</span>}
       </p>
       <label className="field" htmlFor={`${id}-code`}>
-        <span>6-digit code</span>
+        <span>{t('auth.code')}</span>
         <input
           id={`${id}-code`}
           inputMode="numeric"
@@ -170,10 +173,10 @@ function EmailCodeForm({ onDone, outbox }: { onDone(): Promise<void> | void; out
       {errorLine}
       <div className="actions">
         <button type="submit" className="button" disabled={verifyState.loading}>
-          {verifyState.loading ? 'Checking…' : 'Sign in'}
+          {verifyState.loading ? t('auth.checking') : t('auth.signIn')}
         </button>
         <button type="button" className="button button--ghost" onClick={() => setSentTo(null)}>
-          Use another email
+          {t('auth.otherEmail')}
         </button>
       </div>
     </form>

@@ -10,6 +10,8 @@ export interface AccountFragment {
   emailVerified: boolean;
   hasPassword: boolean;
   createdAt: string;
+  /** The language the member picked (en, zh-CN), or null to follow the browser. */
+  locale: string | null;
 }
 
 export const ACCOUNT_FRAGMENT: TypedDocumentNode<AccountFragment> = gql`
@@ -22,5 +24,6 @@ export const ACCOUNT_FRAGMENT: TypedDocumentNode<AccountFragment> = gql`
     emailVerified
     hasPassword
     createdAt
+    locale
   }
 `;

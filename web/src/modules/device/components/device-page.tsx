@@ -5,10 +5,11 @@
  */
 import { useMutation, useQuery } from '@apollo/client/react';
 import { useId, useState, type FormEvent } from 'react';
+import { Trans, useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
 import { SignInPanel } from '../../account/components/sign-in-panel.tsx';
 import { useMe } from '../../account/hooks/use-me.ts';
-import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { ErrorState, LoadingState, ProblemLine } from '../../shell/components/query-state.tsx';
 import { APPROVE_DEVICE } from '../graphql/approve-device.mutation.ts';
 import { DENY_DEVICE } from '../graphql/deny-device.mutation.ts';
 import type { DeviceAuthorizationFragment } from '../graphql/device-authorization.fragment.ts';
@@ -16,24 +17,31 @@ import { DEVICE_AUTHORIZATION_QUERY } from '../graphql/device-authorization.quer
 import '../../account/components/account.css';
 
 export function DevicePage() {
+  const { t } = useTranslation(['device', 'shell']);
   const [params, setParams] = useSearchParams();
   const userCode = params.get('user_code')?.trim() ?? '';
   const { me, loading, error, retry, identityChanged } = useMe();
   const returnTo = `/device${userCode ? `?user_code=${encodeURIComponent(userCode)}` : ''}`;
   return (
     <div className="container page page--narrow">
-      <title>Approve a device · svc</title>
+      <title>{t('shell:pageTitle', { page: t('title') })}</title>
       <header className="page-header">
-        <h1>Approve a device</h1>
-        <p className="lead">A command-line client asked to sign in to your account. Approve it only if you started that login yourself.</p>
+        <h1>{t('title')}</h1>
+        <p className="lead">{t('lead')}</p>
       </header>
       {error ? (
-        <ErrorState title="Your session could not be checked." error={error} onRetry={retry} retrying={loading} />
+        <ErrorState title={t('sessionError')} error={error} onRetry={retry} retrying={loading} />
       ) : me === undefined ? (
-        <LoadingState label="Checking your session…" />
+        <LoadingState label={t('checkingSession')} />
       ) : me === null ? (
         <>
-          <p>Sign in first{userCode && <> to review the code <strong className="device-code-inline">{userCode.toUpperCase()}</strong></>}.</p>
+          <p>
+            {userCode ? (
+              <Trans t={t} i18nKey="signInFirstToReview" values={{ code: userCode.toUpperCase() }} components={{ code: <strong className="device-code-inline" /> }} />
+            ) : (
+              t('signInFirst')
+            )}
+          </p>
           <SignInPanel onSignedIn={identityChanged} returnTo={returnTo} />
         </>
       ) : !userCode ? (
@@ -46,6 +54,7 @@ export function DevicePage() {
 }
 
 function CodeEntry({ onCode }: { onCode(code: string): void }) {
+  const { t } = useTranslation('device');
   const id = useId();
   const [code, setCode] = useState('');
   const submit = (event: FormEvent) => {
@@ -53,79 +62,72 @@ function CodeEntry({ onCode }: { onCode(code: string): void }) {
     onCode(code.trim().toUpperCase());
   };
   return (
-    <form className="form device-card" onSubmit={submit} aria-label="Enter the device code">
+    <form className="form device-card" onSubmit={submit} aria-label={t('entry.label')}>
       <label className="field" htmlFor={`${id}-code`}>
-        <span>Code shown by your device</span>
+        <span>{t('entry.code')}</span>
         <input id={`${id}-code`} required autoComplete="off" placeholder="BCDF-GHJK" value={code} onChange={(e) => setCode(e.target.value)} />
       </label>
       <button type="submit" className="button">
-        Continue
+        {t('entry.continue')}
       </button>
     </form>
   );
 }
 
 function Review({ userCode, email, onOtherCode }: { userCode: string; email: string; onOtherCode(): void }) {
+  const { t } = useTranslation('device');
   const { data, loading, error, refetch } = useQuery(DEVICE_AUTHORIZATION_QUERY, { variables: { userCode }, fetchPolicy: 'network-only' });
   const [approve, approveState] = useMutation(APPROVE_DEVICE);
   const [deny, denyState] = useMutation(DENY_DEVICE);
   const [decided, setDecided] = useState<DeviceAuthorizationFragment | null>(null);
-  const [problem, setProblem] = useState<string | null>(null);
+  const [problem, setProblem] = useState<unknown>(null);
   const decide = async (decision: 'approve' | 'deny') => {
     setProblem(null);
     try {
       const result = decision === 'approve' ? (await approve({ variables: { userCode } })).data?.approveDevice : (await deny({ variables: { userCode } })).data?.denyDevice;
       setDecided(result ?? null);
     } catch (caught) {
-      setProblem((caught as Error).message);
+      setProblem(caught);
     }
   };
   if (error) {
     return (
       <div className="device-card">
-        <ErrorState title="This code cannot be used." error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
+        <ErrorState title={t('review.cannotUse')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
         <button type="button" className="button button--ghost" onClick={onOtherCode}>
-          Enter another code
+          {t('review.otherCode')}
         </button>
       </div>
     );
   }
-  if (!data) return <LoadingState label="Looking up the code…" />;
+  if (!data) return <LoadingState label={t('review.lookingUp')} />;
   const device = decided ?? data.deviceAuthorization;
   return (
     <div className="device-card" data-testid="device-card">
-      <p className="muted">Client</p>
+      <p className="muted">{t('review.client')}</p>
       <p className="device-card__client" data-testid="device-client">
         {device.clientName}
       </p>
-      <p className="muted">Code — check that your terminal shows the same</p>
+      <p className="muted">{t('review.code')}</p>
       <p className="device-card__code" data-testid="device-code">
         {device.userCode}
       </p>
-      <p className="muted">It will sign in as {email}.</p>
+      <p className="muted">{t('review.signsInAs', { email })}</p>
       {device.state === 'pending' ? (
         <div className="actions">
           <button type="button" className="button" disabled={approveState.loading || denyState.loading} onClick={() => void decide('approve')}>
-            {approveState.loading ? 'Approving…' : 'Approve'}
+            {approveState.loading ? t('review.approving') : t('review.approve')}
           </button>
           <button type="button" className="button button--ghost" disabled={approveState.loading || denyState.loading} onClick={() => void decide('deny')}>
-            {denyState.loading ? 'Denying…' : 'Deny'}
+            {denyState.loading ? t('review.denying') : t('review.deny')}
           </button>
         </div>
       ) : (
         <p className={`device-card__outcome device-card__outcome--${device.state}`} role="status">
-          {device.state === 'approved'
-            ? 'Approved. You can close this page; the device finishes signing in on its own.'
-            : device.state === 'denied'
-              ? 'Denied. The device was told so.'
-              : 'This code has expired. Start the login again on your device.'}
+          {device.state === 'approved' ? t('review.approved') : device.state === 'denied' ? t('review.denied') : t('review.expired')}
         </p>
       )}
-      {problem && (
-        <p className="form__error" role="alert">
-          {problem}
-        </p>
-      )}
+      <ProblemLine error={problem} />
     </div>
   );
 }

@@ -1,6 +1,9 @@
 import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
 
-export function CodeBlock({ label, code }: { label: string; code: string }) {
+/** A copyable sample; `install` is the command that gets its library (code, so never translated). */
+export function CodeBlock({ label, code, install }: { label: string; code: string; install?: string }) {
+  const { t } = useTranslation('docs');
   const [copied, setCopied] = useState<'idle' | 'copied' | 'failed'>('idle');
   const copy = () => {
     navigator.clipboard.writeText(code).then(
@@ -11,9 +14,17 @@ export function CodeBlock({ label, code }: { label: string; code: string }) {
   return (
     <figure className="code-block">
       <figcaption className="code-block__head">
-        <span>{label}</span>
+        <span>
+          {label}
+          {install && (
+            <>
+              {' · '}
+              <code>{install}</code>
+            </>
+          )}
+        </span>
         <button type="button" className="code-block__copy" onClick={copy}>
-          {copied === 'copied' ? 'Copied' : copied === 'failed' ? 'Copy failed' : 'Copy'}
+          {copied === 'copied' ? t('copy.copied') : copied === 'failed' ? t('copy.failed') : t('copy.copy')}
         </button>
       </figcaption>
       <pre>

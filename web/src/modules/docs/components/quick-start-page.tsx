@@ -1,61 +1,72 @@
+import { Trans, useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { CodeBlock } from './code-block.tsx';
 
 export function QuickStartPage() {
+  const { t } = useTranslation(['docs', 'shell']);
   const baseUrl = `${window.location.origin}/v1`;
+  // Sample prompts are in the reader's language; JSON.stringify keeps each a valid string literal.
+  const prompts = {
+    hello: JSON.stringify(t('sdk.prompt')),
+    count: JSON.stringify(t('sdk.streamPrompt')),
+    curl: JSON.stringify(t('sdk.curlPrompt')),
+    streaming: t('sdk.streamingComment'),
+  };
+  const code = <code />;
   return (
     <div className="container page page--docs">
-      <title>Quick start · svc</title>
+      <title>{t('shell:pageTitle', { page: t('title') })}</title>
       <header className="page-header">
-        <p className="eyebrow">Docs</p>
-        <h1>Quick start</h1>
+        <p className="eyebrow">{t('eyebrow')}</p>
+        <h1>{t('title')}</h1>
         <p className="lead">
-          svc speaks the OpenAI chat-completions API, so you use the official <code>openai</code> SDK and change two
-          things: the base URL and the key.
+          <Trans t={t} i18nKey="lead" components={{ code }} />
         </p>
       </header>
 
       <ol className="steps">
         <li>
-          <h2>Create an API key</h2>
+          <h2>{t('key.heading')}</h2>
           <p>
-            Sign in at <Link to="/account">/account</Link> and create a personal API key. It starts with{' '}
-            <code>svc_live_</code> and is shown once, so store it right away, for example as an environment variable:
+            <Trans t={t} i18nKey="key.body" components={{ code, account: <Link to="/account" /> }} />
           </p>
-          <CodeBlock label="Shell" code={'export SVC_API_KEY="svc_live_…"'} />
+          <CodeBlock label={t('key.shell')} code={'export SVC_API_KEY="svc_live_…"'} />
         </li>
         <li>
-          <h2>Point the SDK at svc</h2>
+          <h2>{t('sdk.heading')}</h2>
           <p>
-            The base URL of this server is <code>{baseUrl}</code>.
+            <Trans t={t} i18nKey="sdk.body" values={{ url: baseUrl }} components={{ code }} />
           </p>
-          <CodeBlock label="Node.js · npm install openai" code={nodeSnippet(baseUrl)} />
-          <CodeBlock label="Python · pip install openai" code={pythonSnippet(baseUrl)} />
-          <CodeBlock label="curl" code={curlSnippet(baseUrl)} />
+          <CodeBlock label={t('sdk.node')} install="npm install openai" code={nodeSnippet(baseUrl, prompts)} />
+          <CodeBlock label={t('sdk.python')} install="pip install openai" code={pythonSnippet(baseUrl, prompts)} />
+          <CodeBlock label={t('sdk.curl')} code={curlSnippet(baseUrl, prompts)} />
         </li>
         <li>
-          <h2>Pick a model</h2>
+          <h2>{t('model.heading')}</h2>
           <p>
-            <code>auto</code> picks a fast model for you. Every model id, what it is for and its price per million tokens
-            are on the <Link to="/pricing">pricing page</Link>. Usage counts against your plan's daily, weekly and monthly
-            pools.
+            <Trans t={t} i18nKey="model.body" components={{ code, pricing: <Link to="/pricing" /> }} />
           </p>
         </li>
       </ol>
 
       <section className="section callout">
-        <h2>When something goes wrong</h2>
+        <h2>{t('errors.heading')}</h2>
         <p>
-          Errors come back in the OpenAI shape with a stable <code>code</code> (for example <code>sign_in_required</code>{' '}
-          or <code>quota_exceeded</code>) and a request id in the <code>x-svc-request-id</code> header. Quote that id when
-          you ask for help.
+          <Trans t={t} i18nKey="errors.body" components={{ code }} />
         </p>
       </section>
     </div>
   );
 }
 
-function nodeSnippet(baseUrl: string): string {
+interface Prompts {
+  hello: string;
+  count: string;
+  curl: string;
+  streaming: string;
+}
+
+function nodeSnippet(baseUrl: string, prompts: Prompts): string {
   return `import OpenAI from 'openai';
 
 const client = new OpenAI({
@@ -65,20 +76,20 @@ const client = new OpenAI({
 
 const completion = await client.chat.completions.create({
   model: 'auto',
-  messages: [{ role: 'user', content: 'Say hello in one sentence.' }],
+  messages: [{ role: 'user', content: ${prompts.hello} }],
 });
 console.log(completion.choices[0].message.content);
 
-// Streaming works the same way:
+// ${prompts.streaming}
 const stream = await client.chat.completions.create({
   model: 'auto',
-  messages: [{ role: 'user', content: 'Count to five.' }],
+  messages: [{ role: 'user', content: ${prompts.count} }],
   stream: true,
 });
 for await (const chunk of stream) process.stdout.write(chunk.choices[0]?.delta?.content ?? '');`;
 }
 
-function pythonSnippet(baseUrl: string): string {
+function pythonSnippet(baseUrl: string, prompts: Prompts): string {
   return `import os
 from openai import OpenAI
 
@@ -89,14 +100,14 @@ client = OpenAI(
 
 completion = client.chat.completions.create(
     model="auto",
-    messages=[{"role": "user", "content": "Say hello in one sentence."}],
+    messages=[{"role": "user", "content": ${prompts.hello}}],
 )
 print(completion.choices[0].message.content)`;
 }
 
-function curlSnippet(baseUrl: string): string {
+function curlSnippet(baseUrl: string, prompts: Prompts): string {
   return `curl ${baseUrl}/chat/completions \\
   -H "Authorization: Bearer $SVC_API_KEY" \\
   -H "Content-Type: application/json" \\
-  -d '{"model": "auto", "messages": [{"role": "user", "content": "Say hello."}]}'`;
+  -d '{"model": "auto", "messages": [{"role": "user", "content": ${prompts.curl}}]}'`;
 }

@@ -1,68 +1,64 @@
+import { Trans, useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
-import { formatMoney } from '../../../lib/format.ts';
+import { useFormat } from '../../../lib/format.ts';
+import { usePlanText } from '../../plan/components/plan-labels.ts';
 import type { PlanFragment } from '../../plan/graphql/plan.fragment.ts';
 import { usePlans } from '../../plan/hooks/use-plans.ts';
 import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 
 export function LandingPage() {
+  const { t } = useTranslation('home');
   const apiBase = `${window.location.origin}/v1`;
+  const code = { code: <code /> };
   return (
     <>
-      <title>svc · OpenAI-compatible LLM gateway</title>
+      <title>{t('title')}</title>
       <section className="hero">
         <div className="container hero__inner">
-          <p className="eyebrow">Self-hostable · OpenAI-compatible</p>
-          <h1 className="hero__title">One API for your models, with plans and usage pools built in.</h1>
-          <p className="lead">
-            svc sits in front of your inference servers and speaks the chat-completions API your tools already use. Point
-            any OpenAI SDK at it, sign in from the command line, and pay for what you use on a Free, Pro or Max plan.
-          </p>
-          <div className="hero__base" aria-label="API base URL">
-            <span className="muted">Base URL</span>
+          <p className="eyebrow">{t('eyebrow')}</p>
+          <h1 className="hero__title">{t('heading')}</h1>
+          <p className="lead">{t('lead')}</p>
+          <div className="hero__base" aria-label={t('baseUrlLabel')}>
+            <span className="muted">{t('baseUrl')}</span>
             <code>{apiBase}</code>
           </div>
           <div className="actions">
             <Link to="/pricing" className="button">
-              See pricing
+              {t('seePricing')}
             </Link>
             <Link to="/docs" className="button button--ghost">
-              Read the quick start
+              {t('readQuickStart')}
             </Link>
           </div>
         </div>
       </section>
 
       <div className="container page">
-        <section className="features" aria-label="What svc offers">
+        <section className="features" aria-label={t('features.label')}>
           <article className="feature">
-            <h2>OpenAI-compatible API</h2>
+            <h2>{t('features.api.title')}</h2>
             <p>
-              <code>POST /v1/chat/completions</code> with streaming, tools and the usual parameters. The official{' '}
-              <code>openai</code> packages for Node and Python work unchanged with a <code>svc_live_</code> key.
+              <Trans t={t} i18nKey="features.api.body" components={code} />
             </p>
-            <Link to="/docs">Quick start →</Link>
+            <Link to="/docs">{t('features.api.link')}</Link>
           </article>
           <article className="feature">
-            <h2>Plans with usage pools</h2>
-            <p>
-              Usage is billed by input and output tokens and counted against pools per model class, for the day, the week
-              and the month. Free includes a daily allowance; Pro and Max raise every pool.
-            </p>
-            <Link to="/pricing">Compare plans →</Link>
+            <h2>{t('features.plans.title')}</h2>
+            <p>{t('features.plans.body')}</p>
+            <Link to="/pricing">{t('features.plans.link')}</Link>
           </article>
           <article className="feature">
-            <h2>Command-line sign-in by device code</h2>
+            <h2>{t('features.cli.title')}</h2>
             <p>
-              A command-line client asks for a short code such as <code>BCDF-GHJK</code>. You approve it at{' '}
-              <code>/device</code> while signed in, and the client receives its own session token (RFC 8628).
+              <Trans t={t} i18nKey="features.cli.body" components={code} />
             </p>
-            <Link to="/account">Your account →</Link>
+            <Link to="/account">{t('features.cli.link')}</Link>
           </article>
         </section>
 
         <section className="section" aria-labelledby="plans-teaser-heading">
           <div className="section__head">
-            <h2 id="plans-teaser-heading">Plans</h2>
+            <h2 id="plans-teaser-heading">{t('plans.heading')}</h2>
           </div>
           <PlanTeaser />
         </section>
@@ -72,26 +68,28 @@ export function LandingPage() {
 }
 
 function PlanTeaser() {
+  const { t } = useTranslation('home');
+  const format = useFormat();
+  const text = usePlanText();
   const { plans, loading, error, retry } = usePlans();
-  if (error) return <ErrorState title="The plans could not be loaded." error={error} onRetry={retry} retrying={loading} />;
-  if (!plans) return <LoadingState label="Loading plans…" />;
+  if (error) return <ErrorState title={t('plans.loadError')} error={error} onRetry={retry} retrying={loading} />;
+  if (!plans) return <LoadingState label={t('plans.loading')} />;
+  const startingPrice = (plan: PlanFragment) => {
+    const cheapest = [...plan.packages].sort((a, b) => a.price.amountMicros - b.price.amountMicros)[0];
+    if (!cheapest) return '';
+    const price = format.money(cheapest.price);
+    return plan.packages.length > 1 ? t('plans.fromPrice', { price }) : t('plans.price', { price });
+  };
   return (
     <ul className="plan-teaser">
       {plans.map((plan) => (
         <li key={plan.id}>
           <Link to="/pricing" className="plan-teaser__item">
-            <span className="plan-teaser__name">{plan.name}</span>
+            <span className="plan-teaser__name">{text.planName(plan)}</span>
             <span className="plan-teaser__price">{startingPrice(plan)}</span>
           </Link>
         </li>
       ))}
     </ul>
   );
-}
-
-function startingPrice(plan: PlanFragment): string {
-  const cheapest = [...plan.packages].sort((a, b) => a.price.amountMicros - b.price.amountMicros)[0];
-  if (!cheapest) return '';
-  const price = `${formatMoney(cheapest.price)} / ${cheapest.interval}`;
-  return plan.packages.length > 1 ? `from ${price}` : price;
 }

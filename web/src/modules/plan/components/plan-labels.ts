@@ -1,19 +1,41 @@
-import type { ModelClass, PoolWindow } from '../graphql/plan-package.fragment.ts';
+import { useTranslation } from 'react-i18next';
+import { useCatalogueText } from '../../../lib/catalogue-text.ts';
+import type { ModelClass, PlanPackageFragment, PoolWindow } from '../graphql/plan-package.fragment.ts';
 import type { PlanFragment } from '../graphql/plan.fragment.ts';
-import type { PlanPackageFragment } from '../graphql/plan-package.fragment.ts';
+import { usePlans } from '../hooks/use-plans.ts';
 
 export const modelClasses: readonly ModelClass[] = ['fast', 'premium'];
 export const poolWindows: readonly PoolWindow[] = ['day', 'week', 'month'];
 
-export const classLabels: Record<ModelClass, string> = { fast: 'Fast / Light', premium: 'Standard / Flagship' };
-export const windowLabels: Record<PoolWindow, string> = { day: 'Per day', week: 'Per week', month: 'Per month' };
-export const windowResets: Record<PoolWindow, string> = {
-  day: 'resets at midnight, service time',
-  week: 'resets on Monday',
-  month: 'resets on the 1st',
-};
+/** How plans, packages, classes and windows are named in the reader's language (also used by usage). */
+export function usePlanText() {
+  const { t } = useTranslation('plan');
+  const catalogue = useCatalogueText('plan');
+  const planName = (plan: PlanFragment) => catalogue(['plans', plan.id, 'name'], plan.name);
+  const packageName = (pkg: PlanPackageFragment) => catalogue(['packages', pkg.id, 'name'], pkg.name);
+  return {
+    className: (cls: ModelClass) => t(`class.${cls}`),
+    windowLabel: (window: PoolWindow) => t(`window.${window}`),
+    windowReset: (window: PoolWindow) => t(`reset.${window}`),
+    planName,
+    planDescription: (plan: PlanFragment) => catalogue(['plans', plan.id, 'description'], plan.description),
+    packageName,
+    /** A plan with one package is named by the plan ("Pro"); Max's packages by their own names ("Max x5"). */
+    packageLabel: (plan: PlanFragment, pkg: PlanPackageFragment) => (plan.packages.length > 1 ? packageName(pkg) : planName(plan)),
+    /** "/ month" after a price; an interval the catalogue does not know is shown as the server names it. */
+    perInterval: (interval: string) => (interval === 'month' ? t('interval.month') : t('interval.other', { interval })),
+  };
+}
 
-/** A plan with one package is named by the plan ("Pro"); Max's packages by their own names ("Max x5"). */
-export function packageLabel(plan: PlanFragment, pkg: PlanPackageFragment): string {
-  return plan.packages.length > 1 ? pkg.name : plan.name;
+/** A package id as people know it ("free" → "Free" / "免费版", "max_x5" → "Max x5"); the id until the catalogue is loaded. */
+export function usePackageName(): (packageId: string) => string {
+  const { plans } = usePlans();
+  const text = usePlanText();
+  return (packageId) => {
+    for (const plan of plans ?? []) {
+      const pkg = plan.packages.find((candidate) => candidate.id === packageId);
+      if (pkg) return text.packageLabel(plan, pkg);
+    }
+    return packageId;
+  };
 }

@@ -1,7 +1,8 @@
-import { formatMoney } from '../../../lib/format.ts';
+import { useTranslation } from 'react-i18next';
+import { useFormat } from '../../../lib/format.ts';
 import type { ModelClass, PoolFragment, PoolWindow } from '../graphql/plan-package.fragment.ts';
 import type { PlanFragment } from '../graphql/plan.fragment.ts';
-import { classLabels, modelClasses, packageLabel, poolWindows, windowLabels, windowResets } from './plan-labels.ts';
+import { modelClasses, poolWindows, usePlanText } from './plan-labels.ts';
 
 interface Series {
   id: string;
@@ -14,10 +15,12 @@ interface Series {
  * linear scale (its largest package fills the track), so bar lengths compare packages honestly.
  */
 export function PoolComparison({ plans }: { plans: PlanFragment[] }) {
-  const series: Series[] = plans.flatMap((plan) => plan.packages.map((pkg) => ({ id: pkg.id, label: packageLabel(plan, pkg), pools: pkg.pools })));
+  const { t } = useTranslation('plan');
+  const text = usePlanText();
+  const series: Series[] = plans.flatMap((plan) => plan.packages.map((pkg) => ({ id: pkg.id, label: text.packageLabel(plan, pkg), pools: pkg.pools })));
   return (
     <div className="pool-comparison">
-      <ul className="legend" aria-label="Packages">
+      <ul className="legend" aria-label={t('pools.legend')}>
         {series.map((item, index) => (
           <li key={item.id}>
             <span className="legend__swatch" style={{ background: seriesColor(index) }} aria-hidden="true" />
@@ -28,7 +31,7 @@ export function PoolComparison({ plans }: { plans: PlanFragment[] }) {
       <div className="pool-comparison__classes">
         {modelClasses.map((cls) => (
           <section key={cls} className="pool-class" aria-labelledby={`pools-${cls}`}>
-            <h3 id={`pools-${cls}`}>{classLabels[cls]} models</h3>
+            <h3 id={`pools-${cls}`}>{t('pools.classModels', { class: text.className(cls) })}</h3>
             {poolWindows.map((window) => (
               <PoolGroup key={window} cls={cls} window={window} series={series} />
             ))}
@@ -40,12 +43,14 @@ export function PoolComparison({ plans }: { plans: PlanFragment[] }) {
 }
 
 function PoolGroup({ cls, window, series }: { cls: ModelClass; window: PoolWindow; series: Series[] }) {
+  const format = useFormat();
+  const text = usePlanText();
   const rows = series.map((item, index) => ({ ...item, index, pool: item.pools.find((pool) => pool.class === cls && pool.window === window) }));
   const max = Math.max(0, ...rows.map((row) => row.pool?.limit.amountMicros ?? 0));
   return (
     <figure className="pool-group" data-pool={`${cls}-${window}`}>
       <figcaption>
-        <strong>{windowLabels[window]}</strong> <span className="muted">· {windowResets[window]}</span>
+        <strong>{text.windowLabel(window)}</strong> <span className="muted">· {text.windowReset(window)}</span>
       </figcaption>
       <ul className="bars">
         {rows.map((row) => {
@@ -61,7 +66,7 @@ function PoolGroup({ cls, window, series }: { cls: ModelClass; window: PoolWindo
                   style={{ width: micros > 0 ? `max(3px, ${(share * 100).toFixed(2)}%)` : '0', background: seriesColor(row.index) }}
                 />
               </span>
-              <span className="bar__value">{row.pool ? formatMoney(row.pool.limit) : '—'}</span>
+              <span className="bar__value">{row.pool ? format.money(row.pool.limit) : '—'}</span>
             </li>
           );
         })}

@@ -1,5 +1,7 @@
+import { Trans, useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
-import { ModelPriceTable, promotionSummary } from '../../model/components/model-price-table.tsx';
+import { useFormat } from '../../../lib/format.ts';
+import { ModelPriceTable, usePromotionSummary } from '../../model/components/model-price-table.tsx';
 import { useModels } from '../../model/hooks/use-models.ts';
 import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { usePlans } from '../hooks/use-plans.ts';
@@ -7,15 +9,13 @@ import { PlanCard } from './plan-card.tsx';
 import { PoolComparison } from './pool-comparison.tsx';
 
 export function PricingPage() {
+  const { t } = useTranslation(['plan', 'shell']);
   return (
     <div className="container page">
-      <title>Pricing · svc</title>
+      <title>{t('shell:pageTitle', { page: t('title') })}</title>
       <header className="page-header">
-        <h1>Pricing</h1>
-        <p className="lead">
-          Every plan reaches the same models through the same API. Plans differ in how much usage is included: each
-          account has a pool per model class for the day, the week and the month, and a request needs room in all three.
-        </p>
+        <h1>{t('title')}</h1>
+        <p className="lead">{t('lead')}</p>
       </header>
       <PlansSection />
       <ModelsSection />
@@ -24,21 +24,23 @@ export function PricingPage() {
 }
 
 function PlansSection() {
+  const { t } = useTranslation('plan');
+  const format = useFormat();
   const { plans, loading, error, retry } = usePlans();
   const currencies = [...new Set(plans?.flatMap((plan) => plan.packages.map((pkg) => pkg.price.currency)) ?? [])];
   return (
     <>
       <section aria-labelledby="plans-heading" className="section">
         <div className="section__head">
-          <h2 id="plans-heading">Plans</h2>
-          {currencies.length > 0 && <p className="muted">Prices in {currencies.join(', ')}, billed monthly.</p>}
+          <h2 id="plans-heading">{t('plans.heading')}</h2>
+          {currencies.length > 0 && <p className="muted">{t('plans.currencies', { currencies: format.list(currencies) })}</p>}
         </div>
         {error ? (
-          <ErrorState title="The plans could not be loaded." error={error} onRetry={retry} retrying={loading} />
+          <ErrorState title={t('plans.loadError')} error={error} onRetry={retry} retrying={loading} />
         ) : !plans ? (
-          <LoadingState label="Loading plans…" />
+          <LoadingState label={t('plans.loading')} />
         ) : plans.length === 0 ? (
-          <EmptyState title="No plans are configured on this server." />
+          <EmptyState title={t('plans.empty')} />
         ) : (
           <div className="plan-grid">
             {plans.map((plan) => (
@@ -50,11 +52,8 @@ function PlansSection() {
       {plans && plans.length > 0 && !error && (
         <section aria-labelledby="pools-heading" className="section">
           <div className="section__head">
-            <h2 id="pools-heading">Included usage</h2>
-            <p className="muted">
-              Pools are spent at the promoted token prices below. Bars in each group share one scale, so their lengths
-              compare directly.
-            </p>
+            <h2 id="pools-heading">{t('pools.heading')}</h2>
+            <p className="muted">{t('pools.note')}</p>
           </div>
           <PoolComparison plans={plans} />
         </section>
@@ -64,23 +63,29 @@ function PlansSection() {
 }
 
 function ModelsSection() {
+  const { t } = useTranslation('model');
   const { models, loading, error, retry } = useModels();
+  const promotionSummary = usePromotionSummary();
   const promotion = models ? promotionSummary(models) : null;
+  const components = { code: <code />, docs: <Link to="/docs" /> };
   return (
     <section aria-labelledby="models-heading" className="section">
       <div className="section__head">
-        <h2 id="models-heading">Model prices</h2>
+        <h2 id="models-heading">{t('heading')}</h2>
         <p className="muted">
-          Billed by input and output tokens. {promotion && <>Current promotion: {promotion}. </>}
-          Use any id as <code>model</code>; see the <Link to="/docs">quick start</Link>.
+          {promotion ? (
+            <Trans t={t} i18nKey="noteWithPromotion" values={{ promotion }} components={components} />
+          ) : (
+            <Trans t={t} i18nKey="note" components={components} />
+          )}
         </p>
       </div>
       {error ? (
-        <ErrorState title="The model prices could not be loaded." error={error} onRetry={retry} retrying={loading} />
+        <ErrorState title={t('loadError')} error={error} onRetry={retry} retrying={loading} />
       ) : !models ? (
-        <LoadingState label="Loading model prices…" />
+        <LoadingState label={t('loading')} />
       ) : models.length === 0 ? (
-        <EmptyState title="No models are configured on this server." />
+        <EmptyState title={t('empty')} />
       ) : (
         <ModelPriceTable models={models} />
       )}

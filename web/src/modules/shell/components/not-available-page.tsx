@@ -1,29 +1,27 @@
+import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 
 export interface NotAvailablePageProps {
-  /** Page name, e.g. "Account". */
-  title: string;
-  /** What the page will let people do, e.g. "sign up, sign in and manage API keys". */
-  purpose: string;
+  /** Which page this stands in for; its title and what it will do are in the `shell` catalogue. */
+  page: 'enterprise' | 'admin';
 }
 
 /** Stands in, truthfully, for a page this build of the web app does not have yet. */
-export function NotAvailablePage({ title, purpose }: NotAvailablePageProps) {
+export function NotAvailablePage({ page }: NotAvailablePageProps) {
+  const { t } = useTranslation('shell');
+  const title = t(`notAvailable.${page}.title`);
   return (
     <section className="container page page--narrow">
-      <title>{`${title} · svc`}</title>
-      <p className="eyebrow">Not available yet</p>
+      <title>{t('pageTitle', { page: title })}</title>
+      <p className="eyebrow">{t('notAvailable.eyebrow')}</p>
       <h1>{title}</h1>
-      <p className="lead">
-        This page will let you {purpose}. It is not part of this build of the web app yet, so there is nothing to do
-        here today.
-      </p>
+      <p className="lead">{t(`notAvailable.${page}.lead`)}</p>
       <div className="actions">
         <Link to="/pricing" className="button">
-          See plans and prices
+          {t('notAvailable.pricing')}
         </Link>
         <Link to="/docs" className="button button--ghost">
-          Read the quick start
+          {t('notAvailable.docs')}
         </Link>
       </div>
     </section>

@@ -1,5 +1,7 @@
 /** The loading, empty and error states every data-backed section shows, so they look and read alike. */
 import type { ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
+import { useErrorMessage } from '../../../lib/error-message.ts';
 
 export function LoadingState({ label }: { label: string }) {
   return (
@@ -19,14 +21,27 @@ export function EmptyState({ title, children }: { title: string; children?: Reac
   );
 }
 
-export function ErrorState({ title, error, onRetry, retrying }: { title: string; error: Error; onRetry(): void; retrying: boolean }) {
+export function ErrorState({ title, error, onRetry, retrying }: { title: string; error: unknown; onRetry(): void; retrying: boolean }) {
+  const { t } = useTranslation('shell');
+  const errorMessage = useErrorMessage();
   return (
     <div className="state state--error" role="alert">
       <p className="state__title">{title}</p>
-      <p className="state__message">{error.message}</p>
+      <p className="state__message">{errorMessage(error)}</p>
       <button type="button" className="button" onClick={onRetry} disabled={retrying}>
-        {retrying ? 'Retrying…' : 'Retry'}
+        {retrying ? t('state.retrying') : t('state.retry')}
       </button>
     </div>
+  );
+}
+
+/** A failed action under a form or a button (sign-in, revoke…), in the reader's language. */
+export function ProblemLine({ error }: { error: unknown }) {
+  const errorMessage = useErrorMessage();
+  if (error === null || error === undefined) return null;
+  return (
+    <p className="form__error" role="alert">
+      {errorMessage(error)}
+    </p>
   );
 }

@@ -1,7 +1,9 @@
+import { useTranslation } from 'react-i18next';
 import { isRouteErrorResponse, Link, useRouteError } from 'react-router';
 
 /** Shown inside the shell when a page throws while rendering, instead of a blank screen. */
 export function RouteErrorPage() {
+  const { t } = useTranslation('shell');
   const error = useRouteError();
   const message = isRouteErrorResponse(error)
     ? `${error.status} ${error.statusText}`
@@ -10,16 +12,16 @@ export function RouteErrorPage() {
       : String(error);
   return (
     <section className="container page page--narrow">
-      <title>Something went wrong · svc</title>
+      <title>{t('pageTitle', { page: t('routeError.title') })}</title>
       <div className="state state--error" role="alert">
-        <p className="state__title">This page failed to render.</p>
+        <p className="state__title">{t('routeError.heading')}</p>
         <p className="state__message">{message}</p>
         <div className="actions">
           <button type="button" className="button" onClick={() => window.location.reload()}>
-            Reload the page
+            {t('routeError.reload')}
           </button>
           <Link to="/" className="button button--ghost">
-            Go to the home page
+            {t('routeError.home')}
           </Link>
         </div>
       </div>

@@ -1,8 +1,8 @@
-import { formatMoney } from '../../../lib/format.ts';
+import { useTranslation } from 'react-i18next';
+import { useFormat } from '../../../lib/format.ts';
 import type { PoolUsageFragment } from '../graphql/pool-usage.fragment.ts';
-import { formatResetAt, formatResetsIn, formatShare } from './format-reset.ts';
 
-const windowTitles = { day: 'Today', week: 'This week', month: 'This month' } as const;
+const windowTitles = { day: 'gauge.today', week: 'gauge.thisWeek', month: 'gauge.thisMonth' } as const;
 
 /**
  * One pool drawn as a bar: the fill is used ÷ limit on a linear scale, in the class's colour, turning
@@ -10,35 +10,39 @@ const windowTitles = { day: 'Today', week: 'This week', month: 'This month' } as
  * reads as "nothing".
  */
 export function PoolGauge({ pool, timezone, now }: { pool: PoolUsageFragment; timezone: string; now: number }) {
+  const { t } = useTranslation('usage');
+  const format = useFormat();
   const used = pool.used.amountMicros;
   const limit = pool.limit.amountMicros;
   const share = limit > 0 ? Math.min(1, used / limit) : used > 0 ? 1 : 0;
   const level = share >= 0.9 ? 'critical' : share >= 0.75 ? 'high' : 'normal';
-  const title = windowTitles[pool.window];
+  const title = t(windowTitles[pool.window]);
+  const untilReset = Date.parse(pool.resetsAt) - now;
   return (
     <figure className={`gauge gauge--${pool.class} gauge--${level}`} data-pool={`${pool.class}-${pool.window}`}>
       <figcaption className="gauge__head">
         <strong>{title}</strong>
-        <span className="gauge__share">{formatShare(used, limit)}</span>
+        <span className="gauge__share">{format.share(used, limit)}</span>
       </figcaption>
       <div
         className="gauge__track"
         role="meter"
-        aria-label={`${title}: used of limit`}
+        aria-label={t('gauge.meterLabel', { window: title })}
         aria-valuemin={0}
         aria-valuemax={limit}
         aria-valuenow={Math.min(used, limit)}
-        aria-valuetext={`${formatMoney(pool.used)} of ${formatMoney(pool.limit)} used`}
+        aria-valuetext={t('gauge.meterValue', { used: format.money(pool.used), limit: format.money(pool.limit) })}
       >
         <span className="gauge__fill" style={{ width: used > 0 ? `max(4px, ${(share * 100).toFixed(3)}%)` : '0' }} />
       </div>
       <p className="gauge__numbers">
-        <span data-testid="pool-used">{formatMoney(pool.used)}</span> <span className="muted">of {formatMoney(pool.limit)}</span>
+        <span data-testid="pool-used">{format.money(pool.used)}</span> <span className="muted">{t('gauge.ofLimit', { limit: format.money(pool.limit) })}</span>
       </p>
       <p className="gauge__meta muted">
-        {formatMoney(pool.remaining)} left · resets {formatResetsIn(pool.resetsAt, now)}
+        {t('gauge.left', { amount: format.money(pool.remaining) })} ·{' '}
+        {untilReset < 60_000 ? t('gauge.resetsSoon') : t('gauge.resetsIn', { duration: format.duration(untilReset) })}
         <br />
-        <time dateTime={pool.resetsAt}>{formatResetAt(pool.resetsAt, timezone)}</time>
+        <time dateTime={pool.resetsAt}>{format.zonedDateTime(pool.resetsAt, timezone)}</time>
       </p>
     </figure>
   );

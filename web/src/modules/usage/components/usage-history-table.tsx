@@ -1,42 +1,29 @@
-import { formatInteger, formatMoney } from '../../../lib/format.ts';
-import { formatTime } from '../../account/components/format-time.ts';
-import { classLabels } from '../../plan/components/plan-labels.ts';
-import type { UsageRecordFragment, UsageStatus } from '../graphql/usage-record.fragment.ts';
-
-const statusLabels: Record<UsageStatus, string> = {
-  ok: 'Completed',
-  refunded: 'Refunded',
-  client_disconnected: 'Client left',
-  upstream_failed: 'Model failed',
-  abandoned: 'Released',
-};
-
-const statusHints: Record<UsageStatus, string> = {
-  ok: 'Billed for its tokens.',
-  refunded: 'Failed before any output; nothing was billed.',
-  client_disconnected: 'The client left mid-reply; billed for what was produced.',
-  upstream_failed: 'The model server failed mid-reply; billed for what was produced.',
-  abandoned: 'The serving instance stopped; the reservation was released unbilled.',
-};
+import { useTranslation } from 'react-i18next';
+import { useFormat } from '../../../lib/format.ts';
+import { usePlanText } from '../../plan/components/plan-labels.ts';
+import type { UsageRecordFragment } from '../graphql/usage-record.fragment.ts';
 
 /** Recent requests, newest first: when, which model, tokens in → out, cost with its currency, outcome. */
 export function UsageHistoryTable({ nodes }: { nodes: UsageRecordFragment[] }) {
+  const { t } = useTranslation('usage');
+  const format = useFormat();
+  const plan = usePlanText();
   return (
     <div className="table-scroll">
       <table className="data-table usage-table">
         <thead>
           <tr>
-            <th scope="col">Time</th>
-            <th scope="col">Model</th>
+            <th scope="col">{t('history.columns.time')}</th>
+            <th scope="col">{t('history.columns.model')}</th>
             <th scope="col" className="num">
-              Tokens in → out
+              {t('history.columns.tokens')}
             </th>
             <th scope="col" className="num">
-              Cost
+              {t('history.columns.cost')}
             </th>
-            <th scope="col">Status</th>
+            <th scope="col">{t('history.columns.status')}</th>
             <th scope="col" className="num">
-              Latency
+              {t('history.columns.latency')}
             </th>
           </tr>
         </thead>
@@ -44,30 +31,30 @@ export function UsageHistoryTable({ nodes }: { nodes: UsageRecordFragment[] }) {
           {nodes.map((node) => (
             <tr key={node.requestId} data-request-id={node.requestId}>
               <td className="usage-table__time">
-                <time dateTime={node.createdAt}>{formatTime(node.createdAt)}</time>
+                <time dateTime={node.createdAt}>{format.dateTime(node.createdAt)}</time>
               </td>
               <td>
                 <code>{node.model}</code>
-                <span className={`tier tier--${node.class}`}>{classLabels[node.class]}</span>
-                {node.stream && <span className="muted usage-table__note"> · stream</span>}
+                <span className={`tier tier--${node.class}`}>{plan.className(node.class)}</span>
+                {node.stream && <span className="muted usage-table__note">{t('history.stream')}</span>}
               </td>
               <td className="num">
-                {formatInteger(node.inputTokens)} → {formatInteger(node.outputTokens)}
+                {t('history.tokens', { input: format.integer(node.inputTokens), output: format.integer(node.outputTokens) })}
                 {node.estimated && (
-                  <span className="badge badge--estimated" title="The model server reported no usage, so svc counted the tokens itself.">
-                    estimated
+                  <span className="badge badge--estimated" title={t('history.estimatedHint')}>
+                    {t('history.estimated')}
                   </span>
                 )}
               </td>
               <td className="num" data-testid="request-cost">
-                {formatMoney(node.cost)}
+                {format.money(node.cost)}
               </td>
               <td>
-                <span className={`status status--${node.status}`} title={statusHints[node.status]}>
-                  {statusLabels[node.status]}
+                <span className={`status status--${node.status}`} title={t(`history.statusHint.${node.status}`)}>
+                  {t(`history.status.${node.status}`)}
                 </span>
               </td>
-              <td className="num">{formatInteger(node.latencyMs)} ms</td>
+              <td className="num">{format.milliseconds(node.latencyMs)}</td>
             </tr>
           ))}
         </tbody>

@@ -1,8 +1,9 @@
 /** `/account/usage`: the member's pools drawn live, and their recent requests with what each cost. */
 import { useEffect, useId, useState } from 'react';
+import { Trans, useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { useMe } from '../../account/hooks/use-me.ts';
-import { classLabels, modelClasses } from '../../plan/components/plan-labels.ts';
+import { modelClasses, usePackageName, usePlanText } from '../../plan/components/plan-labels.ts';
 import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import type { UsageFragment } from '../graphql/usage.fragment.ts';
 import { useLiveUsage, type LiveStatus } from '../hooks/use-live-usage.ts';
@@ -12,26 +13,27 @@ import { UsageHistoryTable } from './usage-history-table.tsx';
 import './usage.css';
 
 export function UsagePage() {
+  const { t } = useTranslation(['usage', 'shell']);
   const { me, loading, error, retry } = useMe();
   return (
     <div className="container page">
-      <title>Usage · svc</title>
+      <title>{t('shell:pageTitle', { page: t('title') })}</title>
       <header className="page-header">
         <p className="eyebrow">
-          <Link to="/account">Account</Link>
+          <Link to="/account">{t('breadcrumb')}</Link>
         </p>
-        <h1>Usage</h1>
+        <h1>{t('title')}</h1>
       </header>
       {error ? (
-        <ErrorState title="Your account could not be loaded." error={error} onRetry={retry} retrying={loading} />
+        <ErrorState title={t('loadError')} error={error} onRetry={retry} retrying={loading} />
       ) : me === undefined ? (
-        <LoadingState label="Checking your session…" />
+        <LoadingState label={t('checkingSession')} />
       ) : me === null ? (
         <div className="state state--empty usage-sign-in">
-          <p className="state__title">Sign in to see your usage</p>
-          <p>Your pools and the cost of every request you make are shown here once you are signed in.</p>
+          <p className="state__title">{t('signIn.title')}</p>
+          <p>{t('signIn.body')}</p>
           <Link className="button" to="/account">
-            Sign in or create an account
+            {t('signIn.action')}
           </Link>
         </div>
       ) : (
@@ -42,6 +44,8 @@ export function UsagePage() {
 }
 
 function LiveUsage() {
+  const { t } = useTranslation('usage');
+  const plan = usePlanText();
   const id = useId();
   const state = useLiveUsage();
   const now = useMinuteClock();
@@ -51,20 +55,20 @@ function LiveUsage() {
       <section className="section" aria-labelledby={`${id}-pools`}>
         <div className="section__head usage-head">
           <div>
-            <h2 id={`${id}-pools`}>Pools</h2>
+            <h2 id={`${id}-pools`}>{t('pools.heading')}</h2>
             {usage && <PoolsSummary usage={usage} />}
           </div>
           <LiveBadge status={state.live} />
         </div>
         {state.usageError && !usage ? (
-          <ErrorState title="Your pools could not be loaded." error={state.usageError} onRetry={state.retry} retrying={state.usageLoading} />
+          <ErrorState title={t('pools.loadError')} error={state.usageError} onRetry={state.retry} retrying={state.usageLoading} />
         ) : !usage ? (
-          <LoadingState label="Loading your pools…" />
+          <LoadingState label={t('pools.loading')} />
         ) : (
           <div className="usage-classes">
             {modelClasses.map((cls) => (
-              <section key={cls} className={`usage-class usage-class--${cls}`} aria-label={`${classLabels[cls]} pools`}>
-                <h3>{classLabels[cls]} models</h3>
+              <section key={cls} className={`usage-class usage-class--${cls}`} aria-label={t('pools.classLabel', { class: plan.className(cls) })}>
+                <h3>{t('pools.classModels', { class: plan.className(cls) })}</h3>
                 <div className="gauges">
                   {usage.pools
                     .filter((pool) => pool.class === cls)
@@ -80,13 +84,13 @@ function LiveUsage() {
 
       <section className="section" aria-labelledby={`${id}-history`}>
         <div className="section__head">
-          <h2 id={`${id}-history`}>Recent requests</h2>
-          <p className="muted">Newest first. Costs are at your effective prices and count against the pools above.</p>
+          <h2 id={`${id}-history`}>{t('history.heading')}</h2>
+          <p className="muted">{t('history.note')}</p>
         </div>
         {state.historyError && !history ? (
-          <ErrorState title="Your recent requests could not be loaded." error={state.historyError} onRetry={state.retry} retrying={state.historyLoading} />
+          <ErrorState title={t('history.loadError')} error={state.historyError} onRetry={state.retry} retrying={state.historyLoading} />
         ) : !history ? (
-          <LoadingState label="Loading your recent requests…" />
+          <LoadingState label={t('history.loading')} />
         ) : history.nodes.length === 0 ? (
           <FirstRequest />
         ) : (
@@ -95,7 +99,7 @@ function LiveUsage() {
             {history.pageInfo.hasNextPage && (
               <div className="actions usage-more">
                 <button type="button" className="button button--ghost" onClick={state.loadOlder} disabled={state.loadingOlder}>
-                  {state.loadingOlder ? 'Loading…' : 'Show older requests'}
+                  {state.loadingOlder ? t('history.loadingOlder') : t('history.older')}
                 </button>
               </div>
             )}
@@ -107,25 +111,26 @@ function LiveUsage() {
 }
 
 function PoolsSummary({ usage }: { usage: UsageFragment }) {
+  const { t } = useTranslation('usage');
+  const packageName = usePackageName();
   return (
     <p className="muted">
-      Plan <span className="badge">{usage.packageId}</span> · amounts in {usage.currency} · windows follow <strong>{usage.timezone}</strong> time (weeks
-      start on Monday). <Link to="/pricing">Compare plans</Link>
+      <Trans
+        t={t}
+        i18nKey="pools.summary"
+        values={{ plan: packageName(usage.packageId), currency: usage.currency, timezone: usage.timezone }}
+        components={{ badge: <span className="badge" />, strong: <strong />, pricing: <Link to="/pricing" /> }}
+      />
     </p>
   );
 }
 
-const liveLabels: Record<LiveStatus, string> = {
-  connecting: 'Connecting…',
-  live: 'Live',
-  interrupted: 'Reconnecting…',
-};
-
 function LiveBadge({ status }: { status: LiveStatus }) {
+  const { t } = useTranslation('usage');
   return (
-    <span className={`live live--${status}`} role="status" title={status === 'live' ? 'Updates as your requests are admitted and settled' : undefined}>
+    <span className={`live live--${status}`} role="status" title={status === 'live' ? t('live.title') : undefined}>
       <span className="live__dot" aria-hidden="true" />
-      {liveLabels[status]}
+      {t(`live.${status}`)}
     </span>
   );
 }

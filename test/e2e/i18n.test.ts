@@ -1,0 +1,262 @@
+/**
+ * Chinese as a first-class language, in Chromium against the real app: a browser set to zh-CN gets every
+ * page (home, pricing, docs, account, usage, device) in Chinese — the server's `<html lang>` already, then
+ * the app's text, errors from the server's `messageZh`, numbers and money through Intl — with no English
+ * UI string left (product names, model ids, code and data excepted). Switching to English in the header
+ * sticks across a reload, follows the member to a new browser (stored on the account), and a signed-out
+ * choice sticks too (cookie). Screenshots in both languages land in test-results/.
+ */
+import { resolve } from 'node:path';
+import OpenAI from 'openai';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { realMode, startApp, type TestApp } from '../helpers/app.ts';
+import { startScriptedUpstream, type ScriptedUpstream } from '../fixtures/scripted-upstream.ts';
+import { ensureBuilt, launchChromium, resultsDir } from './identity-browser.ts';
+
+let testApp: TestApp;
+let upstream: ScriptedUpstream;
+let cleanup: () => Promise<void>;
+let browser: Browser;
+
+beforeAll(async () => {
+  await ensureBuilt();
+  upstream = await startScriptedUpstream();
+  const mode = await realMode();
+  cleanup = mode.cleanup;
+  testApp = await startApp(mode.config, { env: { SVC_UPSTREAM_URL: upstream.url } });
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await testApp?.close();
+  await upstream?.close();
+  await cleanup?.();
+});
+
+/** A browser whose language is `locale` (navigator.languages and Accept-Language), problems collected. */
+async function openBrowser(locale: string): Promise<{ page: Page; context: BrowserContext; problems: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, baseURL: testApp.url, locale });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/Failed to load resource/.test(message.text())) problems.push(`console: ${message.text()}`);
+  });
+  return { page, context, problems };
+}
+
+/**
+ * Latin words a Chinese page may show: product and brand names, protocol and tool names, units and codes.
+ * Everything else written in Latin letters is an English UI string that escaped translation.
+ */
+const allowedWords = new Set([
+  'svc', 'Pro', 'Max', 'x5', 'x20', 'OpenAI', 'API', 'SDK', 'ID', 'JSON', 'RFC', 'Node', 'Node.js', 'Python', 'npm', 'pip', 'openai', 'curl',
+  'Chat', 'Completions', 'Markdown', 'tokens', 'token', 'USD', 'UTC', 'Bearer', 'HTTP', 'IP', 'Chrome', 'Linux', 'English',
+]);
+const allowedPatterns = [
+  /^svc[-_][\w.-]*$/, // model ids (svc-2.1-fast), key prefixes (svc_live_), client names (svc-cli)
+  /^[\w.+-]+@example\.com$/, // the test's email addresses
+  /^[A-Z]{4}-[A-Z]{4}$/, // device user codes
+  /^web_search$/,
+];
+
+/** English left on the page: text nodes and the attributes people hear or see (title, aria-label, placeholder). */
+async function englishLeftovers(page: Page): Promise<string[]> {
+  const texts = await page.evaluate(() => {
+    // Code samples and the language switch (each language named in itself) are not UI text.
+    const skip = (element: Element | null) => Boolean(element?.closest('code, pre, script, style, noscript, .language-switch'));
+    const found: string[] = [document.title];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!skip(node.parentElement) && node.textContent?.trim()) found.push(node.textContent);
+    }
+    for (const element of document.body.querySelectorAll('[title], [aria-label], [placeholder], [alt], [aria-valuetext]')) {
+      if (skip(element)) continue;
+      for (const name of ['title', 'aria-label', 'placeholder', 'alt', 'aria-valuetext']) {
+        const value = element.getAttribute(name);
+        if (value) found.push(value);
+      }
+    }
+    return found;
+  });
+  const words = texts.flatMap((text) => text.match(/[A-Za-z][\w.@+-]*[\w]|[A-Za-z]/g) ?? []);
+  return [...new Set(words.filter((word) => !allowedWords.has(word) && !allowedPatterns.some((pattern) => pattern.test(word))))];
+}
+
+async function expectChinese(page: Page, name: string): Promise<void> {
+  expect(await page.evaluate(() => document.documentElement.lang), `${name}: <html lang>`).toBe('zh-CN');
+  expect(await englishLeftovers(page), `${name}: English UI strings`).toEqual([]);
+  await page.screenshot({ path: resolve(resultsDir, `i18n-zh-${name}.png`), fullPage: true });
+}
+
+const graphqlMe = (page: Page) =>
+  page.evaluate(async () => {
+    const response = await fetch('/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ me { email locale } }' }) });
+    return ((await response.json()) as { data: { me: { email: string; locale: string | null } | null } }).data.me;
+  });
+
+describe('Chinese web app', () => {
+  it('renders every page in Chinese for a zh-CN browser, then keeps English once the member picks it', async () => {
+    const email = `e2e-zh-${Date.now()}@example.com`;
+    const password = 'a long enough password';
+    const { page, context, problems } = await openBrowser('zh-CN');
+    try {
+      // The server answers in Chinese before any script runs.
+      const first = await page.goto('/');
+      expect(await first!.text()).toContain('<html lang="zh-CN"');
+      await page.locator('.plan-teaser__name').first().waitFor();
+      expect(await page.locator('h1').innerText()).toContain('一套 API');
+      expect(await page.locator('.plan-teaser__name').allInnerTexts()).toEqual(['免费版', 'Pro', 'Max']);
+      // Money through Intl: the catalogue's USD prices keep their ISO code; "from … / month" is Chinese.
+      expect(await page.locator('.plan-teaser__price').allInnerTexts()).toEqual(['USD\u00a00.00/月', 'USD\u00a09.00/月', 'USD\u00a019.00/月起']);
+      await expectChinese(page, 'home');
+
+      await page.goto('/pricing');
+      await page.locator('tr[data-model]').first().waitFor();
+      await page.locator('.bar').first().waitFor();
+      expect(await page.locator('[data-plan="pro"] .plan-card__rate').innerText()).toBe('每分钟 600 次请求');
+      expect(await page.locator('tr[data-model="auto"] .use').innerText()).toBe('大批量调用与工具调用；实际调用 svc-2.1-fast');
+      await expectChinese(page, 'pricing');
+
+      await page.goto('/docs');
+      await page.getByRole('heading', { level: 1, name: '快速开始' }).waitFor();
+      // The samples' prompts are in Chinese too, still valid code.
+      expect(await page.locator('pre').nth(1).innerText()).toContain('"用一句话打个招呼。"');
+      await expectChinese(page, 'docs');
+
+      await page.goto('/account');
+      await page.getByRole('tab', { name: '注册' }).waitFor();
+      await expectChinese(page, 'account-signed-out');
+      // A server error arrives in Chinese (GraphQL extensions.messageZh).
+      await page.getByLabel('邮箱', { exact: true }).fill(email);
+      await page.getByLabel(/^密码/).fill(password);
+      await page.getByRole('button', { name: '登录', exact: true }).click();
+      await page.getByRole('alert').filter({ hasText: '邮箱或密码不正确。' }).waitFor();
+      await page.getByRole('tab', { name: '注册' }).click();
+      await page.getByLabel('邮箱', { exact: true }).fill(email);
+      await page.getByLabel(/^密码/).fill('short');
+      await page.getByLabel(/^密码/).evaluate((input: HTMLInputElement) => input.removeAttribute('minlength'));
+      await page.getByRole('button', { name: '注册', exact: true }).click();
+      // With the server's own numbers: the template filled both languages from one value.
+      await page.getByRole('alert').filter({ hasText: '密码至少需要 8 个字符。' }).waitFor();
+      await page.getByLabel(/^密码/).fill(password);
+      await page.getByRole('button', { name: '注册', exact: true }).click();
+      await page.getByTestId('account-email').waitFor();
+      await page.getByLabel('密钥名称').fill('笔记本');
+      await page.getByRole('button', { name: '创建密钥' }).click();
+      const token = (await page.getByTestId('new-key-token').textContent())!.trim();
+      await page.getByRole('button', { name: '我已复制' }).click();
+      await page.locator('.data-table').first().waitFor();
+      await expectChinese(page, 'account');
+
+      const client = new OpenAI({ apiKey: token, baseURL: `${testApp.url}/v1`, maxRetries: 0 });
+      await client.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: '你好' }] });
+      await page.getByRole('navigation', { name: '主导航' }).getByRole('link', { name: '用量' }).click();
+      await page.locator('[data-request-id]').first().waitFor();
+      await page.getByRole('status').filter({ hasText: '实时' }).waitFor();
+      await expect.poll(() => page.locator('[role="meter"]').count()).toBe(6);
+      expect(await page.locator('[data-pool="fast-day"] .gauge__meta').innerText()).toMatch(/\d+(小时|分钟)/);
+      await expectChinese(page, 'usage');
+
+      const started = await (await fetch(`${testApp.url}/api/membership/auth/device/start`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client: 'svc-cli' }) })).json() as { verification_uri_complete: string; user_code: string };
+      const device = new URL(started.verification_uri_complete);
+      await page.goto(`${device.pathname}${device.search}`);
+      await page.getByTestId('device-card').waitFor();
+      await expectChinese(page, 'device');
+      await page.getByRole('button', { name: '批准' }).click();
+      await page.getByText('已批准。您可以关闭此页面').waitFor();
+
+      await page.goto('/enterprise/apply');
+      await page.getByRole('heading', { level: 1, name: '企业版' }).waitFor();
+      await expectChinese(page, 'not-available');
+      // The server only answers page routes; an unknown path is the app's own 404, reached in the app.
+      await page.evaluate(() => {
+        window.history.pushState({}, '', '/no-such-page');
+        window.dispatchEvent(new PopStateEvent('popstate'));
+      });
+      await page.getByRole('heading', { level: 1, name: '页面不存在' }).waitFor();
+      await expectChinese(page, 'not-found');
+
+      // The member picks English: the page switches at once, the account stores it, a reload keeps it.
+      await page.goto('/account');
+      await page.getByTestId('account-email').waitFor();
+      expect((await graphqlMe(page))?.locale).toBe(null);
+      await page.getByLabel('语言').selectOption('en');
+      await page.getByRole('heading', { level: 1, name: 'Account' }).waitFor();
+      await expect.poll(async () => (await graphqlMe(page))?.locale).toBe('en');
+      const reloaded = await page.reload();
+      expect(await reloaded!.text()).toContain('<html lang="en"');
+      await page.getByRole('heading', { level: 1, name: 'Account' }).waitFor();
+      expect(await page.getByRole('button', { name: 'Create key' }).count()).toBe(1);
+      await page.screenshot({ path: resolve(resultsDir, 'i18n-en-account.png'), fullPage: true });
+      for (const [path, name, ready] of [
+        ['/account/usage', 'usage', '[data-request-id]'],
+        ['/pricing', 'pricing', 'tr[data-model]'],
+        ['/', 'home', '.plan-teaser__name'],
+      ] as const) {
+        await page.goto(path);
+        await page.locator(ready).first().waitFor();
+        expect(await page.evaluate(() => document.documentElement.lang)).toBe('en');
+        await page.screenshot({ path: resolve(resultsDir, `i18n-en-${name}.png`), fullPage: true });
+      }
+      expect(await page.locator('.plan-teaser__name').allInnerTexts()).toEqual(['Free', 'Pro', 'Max']);
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+
+    // Another browser, still set to Chinese: once the member signs in, their account's English wins.
+    const other = await openBrowser('zh-CN');
+    try {
+      await other.page.goto('/account');
+      await other.page.getByRole('heading', { level: 1, name: '账户' }).waitFor();
+      await other.page.getByLabel('邮箱', { exact: true }).fill(email);
+      await other.page.getByLabel(/^密码/).fill(password);
+      await other.page.getByRole('button', { name: '登录', exact: true }).click();
+      await other.page.getByRole('heading', { level: 1, name: 'Account' }).waitFor();
+      expect(await other.page.evaluate(() => document.documentElement.lang)).toBe('en');
+      expect(other.problems).toEqual([]);
+    } finally {
+      await other.context.close();
+    }
+  });
+
+  it('keeps a signed-out choice of language across a reload (cookie)', async () => {
+    const { page, context, problems } = await openBrowser('zh-CN');
+    try {
+      await page.goto('/pricing');
+      await page.getByRole('heading', { level: 1, name: '价格' }).waitFor();
+      await page.getByLabel('语言').selectOption('en');
+      await page.getByRole('heading', { level: 1, name: 'Pricing' }).waitFor();
+      const reloaded = await page.reload();
+      expect(await reloaded!.text()).toContain('<html lang="en"');
+      await page.getByRole('heading', { level: 1, name: 'Pricing' }).waitFor();
+      await page.getByLabel('Language').selectOption('zh-CN');
+      await page.getByRole('heading', { level: 1, name: '价格' }).waitFor();
+      await page.reload();
+      await page.getByRole('heading', { level: 1, name: '价格' }).waitFor();
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('fits a phone screen in Chinese, language switch included', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, baseURL: testApp.url, locale: 'zh-CN' });
+    try {
+      const page = await context.newPage();
+      await page.goto('/pricing');
+      await page.locator('tr[data-model]').first().waitFor();
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(overflow).toBe(0);
+      const header = await page.locator('.site-header').boundingBox();
+      const switcher = await page.locator('.language-switch').boundingBox();
+      expect(switcher && header && switcher.y + switcher.height <= header.y + header.height).toBe(true);
+      await page.screenshot({ path: resolve(resultsDir, 'i18n-zh-pricing-mobile.png') });
+    } finally {
+      await context.close();
+    }
+  });
+});
