@@ -28,6 +28,9 @@ import { ApiKeyService } from './modules/api-key/api-key.service.ts';
 import { DeviceAuthService } from './modules/device-auth/device-auth.service.ts';
 import { ChatExecutor } from './modules/gateway/chat.executor.ts';
 import { ChatSurface } from './modules/gateway/chat.surface.ts';
+import { CompletionsSurface } from './modules/gateway/completions.surface.ts';
+import { ResponseStore } from './modules/gateway/responses.store.ts';
+import { ResponsesSurface } from './modules/gateway/responses.surface.ts';
 import { IdentityService } from './modules/identity/identity.service.ts';
 import { LastUsedRecorder } from './modules/identity/last-used.ts';
 import { ModelRegistry } from './modules/model/model.registry.ts';
@@ -77,6 +80,10 @@ export interface Services {
   pipeline: MeteringPipeline;
   /** `POST /v1/chat/completions`: validation, then the planner of the requested model. */
   chatSurface: ChatSurface;
+  /** `POST /v1/responses`: the Responses API over the chat executor. */
+  responsesSurface: ResponsesSurface;
+  /** `POST /v1/completions`: legacy text completions over the chat executor. */
+  completionsSurface: CompletionsSurface;
   /** Starts timers and subscriptions (sweeper, settlement health, checkpoints, usage events). */
   start(): void;
   /** Stops everything in reverse dependency order, flushing what is queued; each step has a deadline. */
@@ -110,7 +117,10 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
     settlement,
     log: logger,
   });
-  const chatSurface = new ChatSurface(config, registry, pipeline, new ChatExecutor(registry));
+  const chat = new ChatExecutor(registry);
+  const chatSurface = new ChatSurface(config, registry, pipeline, chat);
+  const responsesSurface = new ResponsesSurface(pipeline, chatSurface, chat, new ResponseStore(redis.redis, config.gateway.responsesRetentionSeconds));
+  const completionsSurface = new CompletionsSurface(pipeline, chatSurface, chat);
 
   return {
     config,
@@ -136,6 +146,8 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
     registry,
     pipeline,
     chatSurface,
+    responsesSurface,
+    completionsSurface,
     start() {
       settlement.start();
       sweeper.start();

@@ -14,6 +14,8 @@ export interface AppErrorOptions {
   stage?: ErrorStage;
   messageZh?: string;
   debug?: ErrorDebug;
+  /** The HTTP status, where a code's status varies (`upstream_rejected` answers with the upstream's own 4xx). */
+  status?: number;
   /** Extra response headers, such as `Retry-After`. */
   headers?: Record<string, string>;
   /** Extra top-level envelope fields (e.g. the quota window and its reset time). */
@@ -37,6 +39,6 @@ export class AppError extends Error {
   }
 
   get status(): number {
-    return errorCodes[this.code].status;
+    return this.options.status ?? errorCodes[this.code].status;
   }
 }

@@ -25,7 +25,7 @@ export function maskError(error: unknown): GraphQLError {
       extensions: {
         code: original.code,
         stage: original.options.stage ?? info.stage,
-        status: info.status,
+        status: original.status,
         param: original.options.param ?? null,
       },
     });

@@ -98,9 +98,18 @@ export class Admission {
       case 'quota': {
         const window = windows[admission.window];
         const amount = (micros: number) => money(micros, config.currency);
+        const pool = `Your ${model.class} ${windowAdjective[admission.window]} pool`;
+        const used = `used ${amount(admission.usedMicros).amount} of ${amount(admission.limitMicros).amount} ${config.currency}`;
+        const resets = window.resetsAt.toISOString();
+        // Used up, or merely too small for this request's worst case: the second one the client can fix.
+        const message =
+          admission.usedMicros >= admission.limitMicros
+            ? `${pool} is used up (${used}). It resets at ${resets}; a larger plan has larger pools.`
+            : `${pool} has ${amount(admission.limitMicros - admission.usedMicros).amount} ${config.currency} left (${used}), but this request could cost up to ${amount(turn.reservedMicros).amount} ${config.currency}` +
+              (turn.worstCaseNote ? ` because ${turn.worstCaseNote}, or wait until ${resets}, when the pool resets.` : `; wait until ${resets}, when the pool resets.`);
         throw new AppError(
           'quota_exceeded',
-          `Your ${model.class} ${windowAdjective[admission.window]} pool is exhausted for this request (used ${amount(admission.usedMicros).amount} of ${amount(admission.limitMicros).amount} ${config.currency}; this request may cost up to ${amount(turn.reservedMicros).amount}). It resets at ${window.resetsAt.toISOString()}.`,
+          message,
           {
             debug: { productModel: model.id },
             details: {

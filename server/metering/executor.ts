@@ -45,5 +45,10 @@ export interface TurnPlan<Call, Output = void> {
   stream: boolean;
   /** Upper bound of what the turn can consume: reserved before execution. */
   worstCase: Metered;
+  /**
+   * Why the worst case is what it is and how the client can lower it, for the 402 it may cause
+   * ("max_tokens is 4096; lower max_tokens").
+   */
+  worstCaseNote?: string;
   call: Call;
 }

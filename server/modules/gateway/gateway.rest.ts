@@ -1,9 +1,22 @@
-/** `POST /v1/chat/completions`: the chat surface over the metering pipeline. */
+/**
+ * The metered text endpoints, each a surface over the one metering pipeline: `POST /v1/chat/completions`
+ * (the chat surface), `POST /v1/responses` (the Responses API) and `POST /v1/completions` (legacy text
+ * completions), the last two re-framing the same chat executor's work.
+ */
 import type { FastifyInstance } from 'fastify';
 
 export const chatCompletionsPath = '/v1/chat/completions';
+export const responsesPath = '/v1/responses';
+export const completionsPath = '/v1/completions';
+
+/** The hot paths, which run without an ORM unit of work (`app.ts`). */
+export function isMeteredPath(url: string): boolean {
+  return url.startsWith(chatCompletionsPath) || url.startsWith(responsesPath) || url.startsWith(completionsPath);
+}
 
 export async function gatewayRoutes(app: FastifyInstance): Promise<void> {
-  const { pipeline, chatSurface } = app.services;
+  const { pipeline, chatSurface, responsesSurface, completionsSurface } = app.services;
   app.post(chatCompletionsPath, (request, reply) => pipeline.serve(request, reply, (principal) => chatSurface.plan(request, principal)));
+  app.post(responsesPath, (request, reply) => pipeline.serve(request, reply, (principal) => responsesSurface.plan(request, principal)));
+  app.post(completionsPath, (request, reply) => pipeline.serve(request, reply, (principal) => completionsSurface.plan(request, principal)));
 }
