@@ -99,7 +99,8 @@ export class Admission {
         const window = windows[admission.window];
         const amount = (micros: number) => money(micros, config.currency);
         const pool = `Your ${model.class} ${windowAdjective[admission.window]} pool`;
-        const used = `used ${amount(admission.usedMicros).amount} of ${amount(admission.limitMicros).amount} ${config.currency}`;
+        const limit = `${amount(admission.limitMicros).amount} ${config.currency}`;
+        const used = admission.usedMicros === 0 ? `none of ${limit} used yet` : `used ${amount(admission.usedMicros).amount} of ${limit}`;
         const resets = window.resetsAt.toISOString();
         // Used up, or merely too small for this request's worst case: the second one the client can fix.
         const message =
