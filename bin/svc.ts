@@ -14,7 +14,10 @@ const usage = `usage:
   svc whoami                                  show the signed-in account
   svc logout                                  revoke the stored session token
   svc models                                  list the models you may use
-  svc admin create-user --email E --password P [--role member|support|admin]`;
+  svc admin create-user --email E --password P [--role member|support|admin]
+
+The server: --base-url URL, or the environment variable SVC_BASE_URL, or http://localhost:8080.
+whoami, models and logout use the server you signed in to.`;
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({

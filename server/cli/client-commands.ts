@@ -23,18 +23,41 @@ export class CliError extends Error {
   override name = 'CliError';
 }
 
-async function call(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+/** How to point the CLI elsewhere: `login` takes the server from the flags; other commands from the stored login. */
+const elsewhere = {
+  flags: 'Is svc running there? Point svc at another server with --base-url URL or SVC_BASE_URL=URL (see svc --help).',
+  stored: 'Is svc running there? This is the server you signed in to; to use another, run svc login --base-url URL (or set SVC_BASE_URL).',
+};
+
+async function call(url: string, init: RequestInit = {}, hint = elsewhere.flags): Promise<{ status: number; body: Record<string, unknown> }> {
   let response: Response;
   try {
     response = await fetch(url, init);
   } catch (error) {
-    throw new CliError(`cannot reach ${new URL(url).origin}: ${(error as Error).message}`);
+    throw new CliError(`cannot reach ${new URL(url).origin} (${connectionProblem(error)}). ${hint}`);
   }
   const text = await response.text();
   try {
     return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
   } catch {
     throw new CliError(`${url} answered ${response.status} with a non-JSON body`);
+  }
+}
+
+/** What went wrong with the connection, in words (fetch itself only says "fetch failed"). */
+function connectionProblem(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  switch (cause?.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'host not found';
+    case 'ETIMEDOUT':
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return 'timed out';
+    default:
+      return cause?.message ?? (error as Error).message;
   }
 }
 
@@ -98,7 +121,7 @@ function stored(context: CliContext) {
 
 export async function whoami(context: CliContext): Promise<void> {
   const credentials = stored(context);
-  const me = await call(`${credentials.baseUrl}/api/membership/me`, { headers: { authorization: `Bearer ${credentials.token}` } });
+  const me = await call(`${credentials.baseUrl}/api/membership/me`, { headers: { authorization: `Bearer ${credentials.token}` } }, elsewhere.stored);
   if (me.status === 401) throw new CliError('the stored session is no longer valid; run `svc login`.');
   if (me.status !== 200) throw new CliError(`whoami failed: ${(me.body as Envelope).message ?? me.status}`);
   const account = me.body.account as { email: string; role: string; planPackage: string };
@@ -125,7 +148,7 @@ export async function logout(context: CliContext): Promise<void> {
 
 export async function models(context: CliContext): Promise<void> {
   const credentials = stored(context);
-  const listed = await call(`${credentials.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${credentials.token}` } });
+  const listed = await call(`${credentials.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${credentials.token}` } }, elsewhere.stored);
   if (listed.status === 401) throw new CliError('the stored session is no longer valid; run `svc login`.');
   if (listed.status !== 200) throw new CliError(`listing models failed: ${(listed.body as Envelope).message ?? listed.status}`);
   for (const model of listed.body.data as { id: string }[]) context.out(model.id);
