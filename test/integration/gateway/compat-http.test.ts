@@ -131,6 +131,20 @@ describe('headers and paths', () => {
   });
 });
 
+describe('model names', () => {
+  it('a reply for auto names the model that answered; the ledger keeps both, and the history shows both', async () => {
+    const member = await h.member();
+    const completion = await member.client.chat.completions.create({ model: 'auto', messages: [{ role: 'user', content: 'hi' }] });
+    expect(completion.model).toBe('svc-2.1-fast');
+    let history: { nodes: { model: string; routedModel: string; requestId: string }[] } = { nodes: [] };
+    for (let i = 0; i < 40 && history.nodes.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      history = (await (await fetch(`${h.app.url}/api/membership/usage/history`, { headers: { authorization: `Bearer ${member.key}` } })).json()) as typeof history;
+    }
+    expect(history.nodes[0]).toMatchObject({ model: 'auto', routedModel: completion.model, requestId: completion._request_id });
+  });
+});
+
 describe('402 for the worst case', () => {
   let app: TestApp;
   beforeAll(async () => {

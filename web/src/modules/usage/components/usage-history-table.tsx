@@ -48,6 +48,12 @@ export function UsageHistoryTable({ nodes }: { nodes: UsageRecordFragment[] }) {
               </td>
               <td>
                 <code>{node.model}</code>
+                {node.routedModel !== node.model && (
+                  <span className="muted" title="The model that answered, as the reply named it.">
+                    {' → '}
+                    <code>{node.routedModel}</code>
+                  </span>
+                )}
                 <span className={`tier tier--${node.class}`}>{classLabels[node.class]}</span>
                 {node.stream && <span className="muted usage-table__note"> · stream</span>}
               </td>
