@@ -12,6 +12,7 @@ import type { Principal } from '../modules/identity/principal.ts';
 import type { EntitlementCatalogue } from '../modules/plan/entitlements.ts';
 import type { RateRule } from '../modules/rate-limit/gcra.ts';
 import { rateLimitedError } from '../modules/rate-limit/rate-limit.service.ts';
+import type { TurnPlan } from './executor.ts';
 import type { PoolStore } from './pool.store.ts';
 import type { Settlement } from './settlement.ts';
 import type { Turn } from './turn.ts';
@@ -56,8 +57,11 @@ export class Admission {
     ];
   }
 
-  /** Admits the turn or throws (429, 402, 503). On success the turn holds its reservation (`turn.ref`). */
-  async admit(turn: Turn, ip: string): Promise<void> {
+  /**
+   * Admits the turn or throws (429, 402, 503). On success the turn holds its reservation (`turn.ref`).
+   * `planned` lets a 402 say what sets the worst case (`Executor.describeWorstCase`).
+   */
+  async admit(turn: Turn, ip: string, planned?: TurnPlan<unknown, unknown>): Promise<void> {
     const { settlement, entitlements, windows: poolWindows, store, config } = this.#deps;
     if (!settlement.databaseHealthy) {
       throw new AppError('service_unavailable', 'Usage accounting is unavailable (database unreachable); nothing was sent upstream.', { stage: 'quota' });
@@ -103,11 +107,12 @@ export class Admission {
         const used = admission.usedMicros === 0 ? `none of ${limit} used yet` : `used ${amount(admission.usedMicros).amount} of ${limit}`;
         const resets = window.resetsAt.toISOString();
         // Used up, or merely too small for this request's worst case: the second one the client can fix.
+        const note = planned?.executor.describeWorstCase?.(planned.call);
         const message =
           admission.usedMicros >= admission.limitMicros
             ? `${pool} is used up (${used}). It resets at ${resets}; a larger plan has larger pools.`
             : `${pool} has ${amount(admission.limitMicros - admission.usedMicros).amount} ${config.currency} left (${used}), but this request could cost up to ${amount(turn.reservedMicros).amount} ${config.currency}` +
-              (turn.worstCaseNote ? ` because ${turn.worstCaseNote}, or wait until ${resets}, when the pool resets.` : `; wait until ${resets}, when the pool resets.`);
+              (note ? ` because ${note}, or wait until ${resets}, when the pool resets.` : `; wait until ${resets}, when the pool resets.`);
         throw new AppError(
           'quota_exceeded',
           message,

@@ -34,6 +34,11 @@ export interface Executor<Call, Output = void> {
   measure?(turn: Turn, call: Call): Promise<Metered>;
   /** What a long stream has produced so far, for the crash checkpoints (estimates are fine). */
   progress?(turn: Turn, call: Call): Promise<Metered>;
+  /**
+   * Why the worst case is what it is and how the client can lower it, for the 402 it may cause
+   * ("max_tokens is 4096 …; lower max_tokens"). Asked only then: nothing is built on the happy path.
+   */
+  describeWorstCase?(call: Call): string;
 }
 
 /** A validated, routed request: everything admission needs, and the executor's own state. */
@@ -45,10 +50,6 @@ export interface TurnPlan<Call, Output = void> {
   stream: boolean;
   /** Upper bound of what the turn can consume: reserved before execution. */
   worstCase: Metered;
-  /**
-   * Why the worst case is what it is and how the client can lower it, for the 402 it may cause
-   * ("max_tokens is 4096; lower max_tokens").
-   */
-  worstCaseNote?: string;
+
   call: Call;
 }

@@ -167,7 +167,6 @@ export class MeteringPipeline {
       upstreamFrom: started,
       deadline: started + this.turnLimitMs,
       worstCase: planned.worstCase,
-      worstCaseNote: planned.worstCaseNote ?? null,
       reservedMicros: meteredCost(planned.model.rates, planned.worstCase),
       ref: null,
       rate: null,
@@ -183,7 +182,7 @@ export class MeteringPipeline {
 
   async #admit(turn: Turn, planned: TurnPlan<unknown, unknown>, ip: string): Promise<void> {
     const admitting = performance.now();
-    await this.admission.admit(turn, ip);
+    await this.admission.admit(turn, ip, planned);
     turn.upstreamFrom = performance.now();
     turn.admitMs = turn.upstreamFrom - admitting;
     const { executor, call } = planned;

@@ -60,8 +60,6 @@ export interface Turn {
   deadline: number;
   /** The worst case reserved before execution, and its cost. */
   worstCase: Metered;
-  /** What sets the worst case and how to lower it (`TurnPlan.worstCaseNote`), for a 402. */
-  worstCaseNote: string | null;
   reservedMicros: Micros;
   ref: ReservationRef | null;
   /** The rate-limit decision that admitted it, for `x-ratelimit-*` headers. */

@@ -75,7 +75,6 @@ export class ChatExecutor implements Executor<ChatCall> {
       model,
       stream,
       worstCase: { inputTokens: promptBound, outputTokens: outputBound },
-      worstCaseNote: `max_tokens is ${body.max_tokens}${outputBound === body.max_tokens ? '' : ` for each of n = ${body.n} choices`} and the prompt may count up to ${promptBound} tokens; lower max_tokens`,
       call: { body, model, includeUsage, promptBound, outputBound, produced: null, rewriter: null, framing, replayed },
     };
   }
@@ -93,6 +92,12 @@ export class ChatExecutor implements Executor<ChatCall> {
       turn.estimated = true;
     }
     return turn.metered;
+  }
+
+  describeWorstCase(call: ChatCall): string {
+    const { body, outputBound, promptBound } = call;
+    const name = call.framing.maxTokensName;
+    return `${name} is ${body.max_tokens}${outputBound === body.max_tokens ? '' : ` for each of n = ${body.n} choices`} and the prompt may count up to ${promptBound} tokens; lower ${name}`;
   }
 
   async progress(_turn: Turn, call: ChatCall): Promise<Metered> {

@@ -8,6 +8,7 @@ import { StreamRewriter, type UpstreamUsage } from './stream-rewriter.ts';
 
 export const completionsFraming: ReplyFraming = {
   alwaysUsage: false,
+  maxTokensName: 'max_tokens',
   json: (completion: ChatCompletion) =>
     JSON.stringify({
       id: completion.id?.startsWith('chatcmpl-') ? `cmpl-${completion.id.slice(9)}` : completion.id,

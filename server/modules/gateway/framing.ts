@@ -73,6 +73,8 @@ export interface StreamFramer {
 export interface ReplyFraming {
   /** The reply always reports usage (a stream asks the upstream for it and bills what it says). */
   readonly alwaysUsage: boolean;
+  /** What the client's API calls the output cap, for messages (`max_tokens`, `max_output_tokens`). */
+  readonly maxTokensName: string;
   /** The body of a non-streaming reply. */
   json(completion: ChatCompletion): string | Promise<string>;
   /** A framer for one streamed reply; `model` is the product id replies name. */
@@ -82,6 +84,7 @@ export interface ReplyFraming {
 /** `POST /v1/chat/completions` as the official SDKs parse it (CONFORMANCE "Chat completions", "Streaming"). */
 export const chatFraming: ReplyFraming = {
   alwaysUsage: false,
+  maxTokensName: 'max_tokens',
   json: (completion) => JSON.stringify(completion),
   stream: (model, includeUsage) => new StreamRewriter(model, includeUsage),
 };

@@ -57,6 +57,7 @@ export interface ResponsesContext {
 
 export class ResponsesFraming implements ReplyFraming {
   readonly alwaysUsage = true;
+  readonly maxTokensName = 'max_output_tokens';
   readonly context: ResponsesContext;
 
   constructor(context: ResponsesContext) {

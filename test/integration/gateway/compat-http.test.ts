@@ -169,6 +169,13 @@ describe('402 for the worst case', () => {
     expect(body.message).toMatch(/or wait until \d{4}-\d\d-\d\dT00:00:00\.000Z/);
     expect(body.message).toContain('none of 0.0005 USD used yet');
     expect(body.quota.requestMaxCost.amount).toMatch(/^0\.000\d+$/);
+    const responses = await fetch(`${app.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${member.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'auto', input: 'hi', max_output_tokens: 8000 }),
+    });
+    expect(responses.status).toBe(402);
+    expect(((await responses.json()) as { message: string }).message).toContain('because max_output_tokens is 8000');
     const small = await fetch(`${app.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${member.key}`, 'content-type': 'application/json' },
