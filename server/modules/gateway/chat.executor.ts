@@ -152,7 +152,9 @@ export class ChatExecutor implements Executor<ChatCall> {
     const completion = await this.#complete(turn, call, exchange);
     // Until the whole reply was in hand: a non-streaming client waits for all of it.
     const upstreamMs = performance.now() - turn.upstreamFrom;
-    const text = await call.framing.json(completion);
+    // Chat frames synchronously: no promise on the hot path.
+    const framed = call.framing.json(completion);
+    const text = typeof framed === 'string' ? framed : await framed;
     turn.output = true;
     exchange
       .reply!.headers(turn.rate ? rateLimitHeaders(turn.rate) : {})
@@ -238,7 +240,8 @@ export class ChatExecutor implements Executor<ChatCall> {
       raw.end(rewriter.fail(envelope.error));
       return;
     }
-    raw.end(await rewriter.end(usage ?? (call.includeUsage ? asUsage(await this.measure(turn, call)) : null)));
+    const last = rewriter.end(usage ?? (call.includeUsage ? asUsage(await this.measure(turn, call)) : null));
+    raw.end(typeof last === 'string' ? last : await last);
   }
 }
 

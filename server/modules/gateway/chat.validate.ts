@@ -295,7 +295,10 @@ function nestedDeeperThan(value: unknown, depth: number): boolean {
   if (typeof value !== 'object' || value === null) return false;
   if (depth === 0) return true;
   if (Array.isArray(value)) {
-    for (const item of value) if (typeof item === 'object' && item !== null && nestedDeeperThan(item, depth - 1)) return true;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === 'object' && item !== null && nestedDeeperThan(item, depth - 1)) return true;
+    }
     return false;
   }
   for (const key in value) {
