@@ -8,12 +8,13 @@ import type { Logger } from 'pino';
 import type { Config } from './config/config.ts';
 import { openDatabase } from './db/orm.ts';
 import { graphqlRoutes } from './graphql/yoga.ts';
+import { corsFor, corsRoutes } from './http/cors.ts';
 import { installErrorHandling, sendError, toAppError } from './http/envelope.ts';
 import { installMetrics } from './http/metrics.ts';
 import { requestIdFrom } from './http/request-id.ts';
 import { OneLinePerRequest } from './http/request-log.ts';
 import { trackRoutes } from './http/route-table.ts';
-import { spaRoutes } from './http/spa.ts';
+import { spaRoutes, webIndex } from './http/spa.ts';
 import { openRedis } from './infra/redis.ts';
 import { boundDrain } from './infra/shutdown.ts';
 import { clientErrorEnvelope, guardConnections, limitEveryRoute } from './http/guards.ts';
@@ -25,7 +26,7 @@ import { deviceAuthRoutes } from './modules/device-auth/device-auth.rest.ts';
 import { mediaRoutes } from './modules/media/media.rest.ts';
 import { modelRoutes } from './modules/model/model.rest.ts';
 import { planRoutes } from './modules/plan/plan.rest.ts';
-import { chatCompletionsPath, gatewayRoutes } from './modules/gateway/gateway.rest.ts';
+import { gatewayRoutes, isMeteredPath } from './modules/gateway/gateway.rest.ts';
 import { usageRoutes } from './modules/usage/usage.rest.ts';
 import { searchRoutes } from './modules/search/search.rest.ts';
 import { sessionRoutes } from './modules/session/session.rest.ts';
@@ -64,6 +65,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     routerOptions: { ignoreTrailingSlash: true },
     // What Node itself refuses before any route (malformed request, header overflow, timeout) gets the envelope.
     clientErrorHandler: clientErrorEnvelope,
+    // The spec also names the prefix /api/membership/v1 (§7, §9): it answers as /api/membership does.
+    rewriteUrl: (request) => unversionedMembershipUrl(request.url ?? '/'),
     // Bad URLs and over-long path parameters get the envelope too, not Fastify's own body.
     frameworkErrors: (error, request, reply) => {
       reply.header('x-svc-request-id', request.id).header('x-request-id', request.id);
@@ -84,14 +87,22 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   services.start();
 
   const allowedMethods = trackRoutes(app);
-  installErrorHandling(app, allowedMethods);
+  // A browser that opens an unknown page gets the web app (its not-found page), not the JSON envelope.
+  const index = webIndex(config);
+  installErrorHandling(app, allowedMethods, () => index);
+  const cors = corsFor(config);
   // Only JSON bodies: anything else is a 415 (routes that need forms register their own parser).
   app.removeContentTypeParser('text/plain');
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-svc-request-id', request.id).header('x-request-id', request.id);
-    // The chat hot path uses no ORM unit of work (DESIGN §2): plain SQL, Redis and undici only.
-    if (request.url.startsWith(chatCompletionsPath)) return done();
+    const url = request.url;
+    if (url.startsWith('/v1/')) {
+      const origin = request.headers.origin;
+      if (cors !== null && origin !== undefined) cors.apply(reply.raw, origin);
+      // The metered hot path uses no ORM unit of work (DESIGN §2): plain SQL, Redis and undici only.
+      if (isMeteredPath(url) || request.method === 'OPTIONS') return done();
+    }
     // One ORM unit of work per request (STYLE §7).
     RequestContext.create(db.orm.em, done);
   });
@@ -116,6 +127,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(deviceAuthRoutes);
   await app.register(modelRoutes);
   await app.register(gatewayRoutes);
+  corsRoutes(app, cors);
   await app.register(usageRoutes);
   await app.register(searchRoutes);
   await app.register(mediaRoutes);
@@ -123,4 +135,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(graphqlRoutes);
   await app.register(spaRoutes);
   return app;
+}
+
+/** `/api/membership/v1/…` → `/api/membership/…`; every other URL as it is (one prefix check per request). */
+export function unversionedMembershipUrl(url: string): string {
+  if (!url.startsWith('/api/membership/v1')) return url;
+  const rest = url.slice('/api/membership/v1'.length);
+  if (rest === '') return '/api/membership';
+  return rest[0] === '/' || rest[0] === '?' ? `/api/membership${rest}` : url;
 }

@@ -30,6 +30,9 @@ import { DeviceAuthService } from './modules/device-auth/device-auth.service.ts'
 import { ChatExecutor } from './modules/gateway/chat.executor.ts';
 import { MediaService } from './modules/media/media.service.ts';
 import { ChatSurface } from './modules/gateway/chat.surface.ts';
+import { CompletionsSurface } from './modules/gateway/completions.surface.ts';
+import { ResponseStore } from './modules/gateway/responses.store.ts';
+import { ResponsesSurface } from './modules/gateway/responses.surface.ts';
 import { IdentityService } from './modules/identity/identity.service.ts';
 import { LastUsedRecorder } from './modules/identity/last-used.ts';
 import { ModelRegistry } from './modules/model/model.registry.ts';
@@ -84,6 +87,10 @@ export interface Services {
   chatSurface: ChatSurface;
   /** Stored images and audio (local directory or S3), their retention job, the embedded speech engine. */
   media: MediaService;
+  /** `POST /v1/responses`: the Responses API over the chat executor. */
+  responsesSurface: ResponsesSurface;
+  /** `POST /v1/completions`: legacy text completions over the chat executor. */
+  completionsSurface: CompletionsSurface;
   /** Starts timers and subscriptions (sweeper, settlement health, checkpoints, usage events). */
   start(): void;
   /** Stops everything in reverse dependency order, flushing what is queued; each step has a deadline. */
@@ -125,7 +132,10 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
     settlement,
     log: logger,
   });
-  const chatSurface = new ChatSurface(config, registry, pipeline, new ChatExecutor(registry));
+  const chat = new ChatExecutor(registry);
+  const chatSurface = new ChatSurface(config, registry, pipeline, chat);
+  const responsesSurface = new ResponsesSurface(pipeline, chatSurface, chat, new ResponseStore(redis.redis, config.gateway.responsesRetentionSeconds));
+  const completionsSurface = new CompletionsSurface(pipeline, chatSurface, chat);
   const media = new MediaService(config, log);
   const plans = new PlanService(config, entitlements);
   const usage = new UsageService(config, db, pools, windows, entitlements, events);
@@ -160,6 +170,8 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
     pipeline,
     chatSurface,
     media,
+    responsesSurface,
+    completionsSurface,
     start() {
       identity.start();
       settlement.start();

@@ -26,12 +26,12 @@ export class CliError extends Error {
   override name = 'CliError';
 }
 
-async function call(say: CliMessages, url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+async function call(say: CliMessages, url: string, init: RequestInit = {}, hint: 'flags' | 'stored' = 'flags'): Promise<{ status: number; body: Record<string, unknown> }> {
   let response: Response;
   try {
     response = await fetch(url, init);
   } catch (error) {
-    throw new CliError(say.cannotReach(new URL(url).origin, (error as Error).message));
+    throw new CliError(say.cannotReach(new URL(url).origin, connectionProblem(say, error), hint === 'flags' ? say.pointElsewhere : say.pointElsewhereStored));
   }
   const text = await response.text();
   try {
@@ -44,6 +44,23 @@ async function call(say: CliMessages, url: string, init: RequestInit = {}): Prom
 /** The server's error text in the terminal's language. */
 function serverSays(locale: Locale, result: { status: number; body: Record<string, unknown> }): string {
   return envelopeMessage(locale, result.body as Envelope, `HTTP ${result.status}`);
+}
+
+/** What went wrong with the connection, in words (fetch itself only says "fetch failed"). */
+function connectionProblem(say: CliMessages, error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  switch (cause?.code) {
+    case 'ECONNREFUSED':
+      return say.connectionRefused;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return say.hostNotFound;
+    case 'ETIMEDOUT':
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return say.timedOut;
+    default:
+      return cause?.message ?? (error as Error).message;
+  }
 }
 
 export async function login(context: CliContext, clientName = `svc-cli on ${hostname()}`): Promise<void> {
@@ -108,7 +125,7 @@ function stored(context: CliContext, say: CliMessages) {
 export async function whoami(context: CliContext): Promise<void> {
   const { locale, say } = cliLanguage(context.env);
   const credentials = stored(context, say);
-  const me = await call(say, `${credentials.baseUrl}/api/membership/me`, { headers: { authorization: `Bearer ${credentials.token}` } });
+  const me = await call(say, `${credentials.baseUrl}/api/membership/me`, { headers: { authorization: `Bearer ${credentials.token}` } }, 'stored');
   if (me.status === 401) throw new CliError(say.sessionInvalid);
   if (me.status !== 200) throw new CliError(say.whoamiFailed(serverSays(locale, me)));
   const account = me.body.account as { email: string; role: string; planPackage: string };
@@ -137,7 +154,7 @@ export async function logout(context: CliContext): Promise<void> {
 export async function models(context: CliContext): Promise<void> {
   const { locale, say } = cliLanguage(context.env);
   const credentials = stored(context, say);
-  const listed = await call(say, `${credentials.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${credentials.token}` } });
+  const listed = await call(say, `${credentials.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${credentials.token}` } }, 'stored');
   if (listed.status === 401) throw new CliError(say.sessionInvalid);
   if (listed.status !== 200) throw new CliError(say.listModelsFailed(serverSays(locale, listed)));
   for (const model of listed.body.data as { id: string }[]) context.out(model.id);

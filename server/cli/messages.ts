@@ -8,7 +8,7 @@ import { terminalLocale, type Locale, type Localized } from '../i18n/locale.ts';
 export interface CliMessages {
   usage: string;
   unknownCommand(command: string): string;
-  cannotReach(origin: string, reason: string): string;
+  cannotReach(origin: string, reason: string, hint: string): string;
   notJson(url: string, status: number): string;
   loginStartFailed(reason: string): string;
   openToSignIn(url: string): string;
@@ -30,6 +30,11 @@ export interface CliMessages {
   roleMustBe(roles: string): string;
   userSaved(created: boolean, account: { email: string; role: string; id: string }): string;
   passwordRefused: string;
+  pointElsewhere: string;
+  pointElsewhereStored: string;
+  connectionRefused: string;
+  hostNotFound: string;
+  timedOut: string;
   codeSent(email: string, minutes: number, url: string): string;
   codeShown(code: string, minutes: number, url: string): string;
 }
@@ -47,9 +52,12 @@ const en: CliMessages = {
   svc search ingest <file|dir|urls.txt|URL>… [--base-url URL] [--timeout-ms N] [--max-bytes N]
                                               add Markdown, HTML and text to the embedded search index
                                               (--base-url: where the files live on the web)
-  svc search stats                            documents, size, last ingest and top domains of that index`,
+  svc search stats                            documents, size, last ingest and top domains of that index
+
+The server: --base-url URL, or the environment variable SVC_BASE_URL, or http://localhost:8080.
+whoami, models and logout use the server you signed in to.`,
   unknownCommand: (command) => `unknown command: ${command}`,
-  cannotReach: (origin, reason) => `cannot reach ${origin}: ${reason}`,
+  cannotReach: (origin, reason, hint) => `cannot reach ${origin} (${reason}). ${hint}`,
   notJson: (url, status) => `${url} answered ${status} with a non-JSON body`,
   loginStartFailed: (reason) => `could not start login: ${reason}`,
   openToSignIn: (url) => `To sign in, open ${url}`,
@@ -70,6 +78,11 @@ const en: CliMessages = {
   createUserUsage: 'usage: svc admin create-user --email <email> [--role member|support|admin] [--email-code]',
   roleMustBe: (roles) => `--role must be one of ${roles}`,
   userSaved: (created, { email, role, id }) => `${created ? 'Created' : 'Updated'} ${email} with role ${role} (id ${id}).`,
+  pointElsewhere: 'Is svc running there? Point svc at another server with --base-url URL or SVC_BASE_URL=URL (see svc --help).',
+  pointElsewhereStored: 'Is svc running there? This is the server you signed in to; to use another, run svc login --base-url URL (or set SVC_BASE_URL).',
+  connectionRefused: 'connection refused',
+  hostNotFound: 'host not found',
+  timedOut: 'timed out',
   passwordRefused:
     '--password is not accepted: command-line arguments are visible to other users (ps) and stay in shell history. ' +
     'Type the password when asked, pipe it on stdin (e.g. `svc admin create-user --email E < password.txt`), or use --email-code.',
@@ -89,9 +102,12 @@ const zhCN: CliMessages = {
   svc search ingest <文件|目录|urls.txt|URL>… [--base-url URL] [--timeout-ms N] [--max-bytes N]
                                               将 Markdown、HTML 和纯文本加入内置搜索索引
                                               （--base-url：这些文件在网上的地址）
-  svc search stats                            内置搜索索引的文档数、大小、最近导入时间和主要域名`,
+  svc search stats                            内置搜索索引的文档数、大小、最近导入时间和主要域名
+
+服务器：--base-url URL，或环境变量 SVC_BASE_URL，默认 http://localhost:8080。
+whoami、models 和 logout 使用您登录时的服务器。`,
   unknownCommand: (command) => `未知命令：${command}`,
-  cannotReach: (origin, reason) => `无法连接 ${origin}：${reason}`,
+  cannotReach: (origin, reason, hint) => `无法连接 ${origin}（${reason}）。${hint}`,
   notJson: (url, status) => `${url} 返回了 ${status}，但响应体不是 JSON`,
   loginStartFailed: (reason) => `无法发起登录：${reason}`,
   openToSignIn: (url) => `请在浏览器中打开 ${url} 进行登录，`,
@@ -112,6 +128,11 @@ const zhCN: CliMessages = {
   createUserUsage: '用法：svc admin create-user --email <邮箱> [--role member|support|admin] [--email-code]',
   roleMustBe: (roles) => `--role 必须是 ${roles} 之一`,
   userSaved: (created, { email, role, id }) => `已${created ? '创建' : '更新'}用户 ${email}，角色为 ${role}（ID ${id}）。`,
+  pointElsewhere: 'svc 是否在那里运行？可用 --base-url URL 或 SVC_BASE_URL=URL 指向另一台服务器（见 svc --help）。',
+  pointElsewhereStored: 'svc 是否在那里运行？这是您登录时使用的服务器；要改用其他服务器，请运行 svc login --base-url URL（或设置 SVC_BASE_URL）。',
+  connectionRefused: '连接被拒绝',
+  hostNotFound: '找不到主机',
+  timedOut: '连接超时',
   passwordRefused:
     '不接受 --password：命令行参数对其他用户可见（ps），并会留在 shell 历史中。' +
     '请在提示时输入密码，或通过标准输入传入（例如 `svc admin create-user --email E < password.txt`），或使用 --email-code。',

@@ -55,11 +55,23 @@ const ProductModelModel = z.strictObject({
   deployments: z.array(DeploymentModel).default([]),
 });
 
+/**
+ * Which request fields svc does not validate itself (`top_k`, `store`, `metadata`, …) reach an upstream:
+ * those `allow` names (`*` = all) minus those `deny` names; the rest are dropped from what it receives.
+ */
+const ForwardFieldsModel = z.strictObject({
+  allow: z.array(z.string().min(1)).default(['*']),
+  deny: z.array(z.string().min(1)).default([]),
+});
+export type ForwardFields = z.infer<typeof ForwardFieldsModel>;
+
 const UpstreamModel = z.strictObject({
   baseUrl: z.url(),
   apiKeyEnv: z.string().optional(),
   label: z.string().min(1),
   timeoutMs: z.number().int().positive().default(60_000),
+  /** Unset: `gateway.forwardFields`. */
+  forwardFields: ForwardFieldsModel.optional(),
 });
 
 /**
@@ -84,6 +96,16 @@ const PricesModel = z
     }
     return out;
   });
+
+/** `*`, or an origin exactly as a browser sends it: `https://app.example.com` (scheme, host, port; no path). */
+const CorsOriginModel = z.string().refine((value) => {
+  if (value === '*') return true;
+  try {
+    return new URL(value).origin === value;
+  } catch {
+    return false;
+  }
+}, 'expected "*" or an origin such as https://app.example.com (no path, no trailing slash)');
 
 const WindowPoolsModel = z.strictObject({ day: MicrosModel, week: MicrosModel, month: MicrosModel });
 
@@ -306,6 +328,19 @@ const FileConfigModel = z.strictObject({
       /** How often each instance sweeps expired reservations. */
       sweepIntervalSeconds: z.number().positive().default(15),
       maxMessages: z.number().int().positive().default(256),
+      /** Tools with `stream: true`: `reject` (400, the spec) or `emulate` (a non-streaming upstream call replayed as SSE). */
+      toolsWithStream: z.enum(['reject', 'emulate']).default('reject'),
+      /** Request fields svc does not own, for every upstream without its own `forwardFields`. */
+      forwardFields: ForwardFieldsModel.prefault({}),
+      /** Browsers on these origins may call /v1 with a bearer key (never cookies); [] = no CORS. */
+      cors: z
+        .strictObject({
+          origins: z.array(CorsOriginModel).default(['*']),
+          maxAgeSeconds: z.number().int().min(0).max(86_400).default(7200),
+        })
+        .prefault({}),
+      /** How long /v1/responses keeps a response for `previous_response_id` and `item_reference`; 0 = never. */
+      responsesRetentionSeconds: z.number().int().min(0).max(30 * 86_400).default(3600),
     })
     .prefault({}),
   media: MediaModel.prefault({}),

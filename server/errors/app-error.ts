@@ -16,6 +16,8 @@ export interface AppErrorOptions {
   /** Prefer passing a `bilingual(…)` message, which keeps both languages' values in step. */
   messageZh?: string;
   debug?: ErrorDebug;
+  /** The HTTP status, where a code's status varies (`upstream_rejected` answers with the upstream's own 4xx). */
+  status?: number;
   /** Extra response headers, such as `Retry-After`. */
   headers?: Record<string, string>;
   /** Extra top-level envelope fields (e.g. the quota window and its reset time). */
@@ -90,7 +92,7 @@ export class AppError extends Error {
   }
 
   get status(): number {
-    return errorCodes[this.code].status;
+    return this.options.status ?? errorCodes[this.code].status;
   }
 
   /** The Chinese message: the specific one when the thrower gave it, else the code's default sentence. */

@@ -246,6 +246,23 @@ export const errorCodes = {
     message: 'The model server failed; your quota for this turn was refunded.',
     messageZh: '模型服务出错，本次请求占用的额度已退还。',
   }),
+  upstream_rejected: code({
+    // The status is the upstream's own (400, 404, 413 or 422): the request itself is at fault.
+    status: 400,
+    type: 'invalid_request_error',
+    stage: 'upstream',
+    actions: ['fix_request'],
+    message: 'The model server rejected the request; nothing was billed.',
+    messageZh: '上游模型服务拒绝了该请求，本轮未计费。',
+  }),
+  upstream_rate_limited: code({
+    status: 429,
+    type: 'rate_limit_error',
+    stage: 'upstream',
+    actions: ['wait', 'switch_model'],
+    message: 'The model server is busy (too many requests); nothing was billed. Retry after the time given in Retry-After.',
+    messageZh: '上游模型服务繁忙（请求过多），本轮未计费；请在 Retry-After 指定的时间后重试。',
+  }),
   upstream_unavailable: code({
     status: 503,
     type: 'api_error',

@@ -50,7 +50,7 @@ function fromAppError(error: AppError, path: readonly (string | number)[] | unde
       ...details,
       code: error.code,
       stage: stage ?? info.stage,
-      status: info.status,
+      status: error.status,
       param: param ?? null,
       // The web app shows this to members reading Chinese, as REST clients read the envelope's `messageZh`.
       messageZh: error.messageZh,

@@ -92,8 +92,14 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
   return reply.type('application/json; charset=utf-8').send(body);
 }
 
-/** Installs the error handler and the 404/405 handler on the root instance. */
-export function installErrorHandling(app: FastifyInstance, allowedMethods: (method: string, path: string) => string[]): void {
+/** Paths of the machine-facing surfaces: an unknown one gets the envelope even when a browser asks for HTML. */
+const API_PREFIXES = ['/v1', '/api/', '/graphql', '/oauth/', '/.well-known/', '/healthz', '/readyz', '/metrics'];
+
+/**
+ * Installs the error handler and the 404/405 handler on the root instance. `notFoundPage` is the web
+ * app's page (its router shows "not found"), sent with 404 to a browser that opens an unknown page.
+ */
+export function installErrorHandling(app: FastifyInstance, allowedMethods: (method: string, path: string) => string[], notFoundPage: () => string | null = () => null): void {
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);
     if (appError.code === 'internal_error') request.log.error({ err: error }, 'unexpected error');
@@ -119,8 +125,17 @@ export function installErrorHandling(app: FastifyInstance, allowedMethods: (meth
         ),
       );
     }
+    const page = opensPage(request, path) ? notFoundPage() : null;
+    if (page !== null) return reply.code(404).type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page);
     return sendError(request, reply, new AppError('not_found', bilingual('No route for {method} {path}.', '没有 {method} {path} 这个路由。', { method: request.method, path })));
   });
+}
+
+/** A browser navigating to a page: GET (or HEAD) asking for HTML, outside the API paths. */
+function opensPage(request: FastifyRequest, path: string): boolean {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+  const accept = request.headers.accept;
+  return typeof accept === 'string' && accept.includes('text/html') && !API_PREFIXES.some((prefix) => path.startsWith(prefix));
 }
 
 /**

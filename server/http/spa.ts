@@ -6,10 +6,17 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Config } from '../config/config.ts';
 import { AppError } from '../errors/app-error.ts';
 import { requestLocale, type Locale, type Localized } from '../i18n/locale.ts';
 
 export const pageRoutes = ['/', '/pricing', '/account', '/account/usage', '/device', '/enterprise', '/enterprise/*', '/docs', '/docs/*', '/admin', '/admin/*'];
+
+/** The built app's `index.html`, or null when the web app is not built. */
+export function webIndex(config: Config): string | null {
+  const indexFile = resolve(config.web.distDir, 'index.html');
+  return existsSync(indexFile) ? readFileSync(indexFile, 'utf8') : null;
+}
 
 export async function spaRoutes(app: FastifyInstance): Promise<void> {
   const distDir = resolve(app.services.config.web.distDir);

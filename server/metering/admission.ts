@@ -12,6 +12,7 @@ import type { Principal } from '../modules/identity/principal.ts';
 import type { EntitlementCatalogue } from '../modules/plan/entitlements.ts';
 import type { RateRule } from '../modules/rate-limit/gcra.ts';
 import { rateLimitedError } from '../modules/rate-limit/rate-limit.service.ts';
+import type { TurnPlan } from './executor.ts';
 import type { PoolStore } from './pool.store.ts';
 import type { Settlement } from './settlement.ts';
 import type { Turn } from './turn.ts';
@@ -61,8 +62,11 @@ export class Admission {
     ];
   }
 
-  /** Admits the turn or throws (429, 402, 503). On success the turn holds its reservation (`turn.ref`). */
-  async admit(turn: Turn, ip: string): Promise<void> {
+  /**
+   * Admits the turn or throws (429, 402, 503). On success the turn holds its reservation (`turn.ref`).
+   * `planned` lets a 402 say what sets the worst case (`Executor.describeWorstCase`).
+   */
+  async admit(turn: Turn, ip: string, planned?: TurnPlan<unknown, unknown>): Promise<void> {
     const { settlement, entitlements, windows: poolWindows, store, config } = this.#deps;
     if (!settlement.databaseHealthy) {
       throw new AppError('service_unavailable', 'Usage accounting is unavailable (database unreachable); nothing was sent upstream.', { stage: 'quota' });
@@ -103,21 +107,43 @@ export class Admission {
       case 'quota': {
         const window = windows[admission.window];
         const amount = (micros: number) => money(micros, config.currency);
+        const limit = `${amount(admission.limitMicros).amount} ${config.currency}`;
+        const used =
+          admission.usedMicros === 0
+            ? { en: `none of ${limit} used yet`, zh: `尚未使用，共 ${limit}` }
+            : { en: `used ${amount(admission.usedMicros).amount} of ${limit}`, zh: `已用 ${amount(admission.usedMicros).amount} / ${limit}` };
+        const values = {
+          class: className[model.class],
+          window: windowAdjective[admission.window],
+          used,
+          left: amount(Math.max(0, admission.limitMicros - admission.usedMicros)).amount,
+          cost: amount(turn.reservedMicros).amount,
+          currency: config.currency,
+          resetsAt: window.resetsAt.toISOString(),
+        };
+        // Used up, or merely too small for this request's worst case: the second one the client can fix.
+        const note = planned?.executor.describeWorstCase?.(planned.call);
+        const message =
+          admission.usedMicros >= admission.limitMicros
+            ? bilingual(
+                'Your {class} {window} pool is used up ({used}). It resets at {resetsAt}; a larger plan has larger pools.',
+                '您的{class}{window}额度已用完（{used}），将于 {resetsAt} 重置；更高的套餐有更大的额度。',
+                values,
+              )
+            : note
+              ? bilingual(
+                  'Your {class} {window} pool has {left} {currency} left ({used}), but this request could cost up to {cost} {currency} because {note}, or wait until {resetsAt}, when the pool resets.',
+                  '您的{class}{window}额度还剩 {left} {currency}（{used}），但本次请求最多可能花费 {cost} {currency}，因为{note}，或等到 {resetsAt} 额度重置。',
+                  { ...values, note },
+                )
+              : bilingual(
+                  'Your {class} {window} pool has {left} {currency} left ({used}), but this request could cost up to {cost} {currency}; wait until {resetsAt}, when the pool resets.',
+                  '您的{class}{window}额度还剩 {left} {currency}（{used}），但本次请求最多可能花费 {cost} {currency}；请等到 {resetsAt} 额度重置。',
+                  values,
+                );
         throw new AppError(
           'quota_exceeded',
-          bilingual(
-            'Your {class} {window} pool is exhausted for this request (used {used} of {limit} {currency}; this request may cost up to {cost}). It resets at {resetsAt}.',
-            '您的{class}{window}额度不足以支付本次请求（已用 {used} / {limit} {currency}，本次请求最多可能花费 {cost}），额度将于 {resetsAt} 重置。',
-            {
-              class: className[model.class],
-              window: windowAdjective[admission.window],
-              used: amount(admission.usedMicros).amount,
-              limit: amount(admission.limitMicros).amount,
-              currency: config.currency,
-              cost: amount(turn.reservedMicros).amount,
-              resetsAt: window.resetsAt.toISOString(),
-            },
-          ),
+          message,
           {
             debug: { productModel: model.id },
             details: {

@@ -8,6 +8,7 @@
  *   await pipeline.serve(request, reply, () => plan); // authenticate → admit → execute → settle
  */
 import type { FastifyReply } from 'fastify';
+import type { Bilingual } from '../errors/app-error.ts';
 import type { Metered, MeteredModel, Product, Turn } from './turn.ts';
 
 /** Raised when the client goes away; undici accepts it as an abort signal (far cheaper than an AbortController). */
@@ -34,6 +35,11 @@ export interface Executor<Call, Output = void> {
   measure?(turn: Turn, call: Call): Promise<Metered>;
   /** What a long stream has produced so far, for the crash checkpoints (estimates are fine). */
   progress?(turn: Turn, call: Call): Promise<Metered>;
+  /**
+   * Why the worst case is what it is and how the client can lower it, for the 402 it may cause
+   * ("max_tokens is 4096 …; lower max_tokens"). Asked only then: nothing is built on the happy path.
+   */
+  describeWorstCase?(call: Call): Bilingual;
 }
 
 /** A validated, routed request: everything admission needs, and the executor's own state. */
@@ -45,5 +51,6 @@ export interface TurnPlan<Call, Output = void> {
   stream: boolean;
   /** Upper bound of what the turn can consume: reserved before execution. */
   worstCase: Metered;
+
   call: Call;
 }

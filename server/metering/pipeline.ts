@@ -99,11 +99,13 @@ export class MeteringPipeline {
   }
 
   /** An HTTP surface: authenticates the request, plans, admits, lets the executor answer, settles. */
-  async serve<Call>(request: FastifyRequest, reply: FastifyReply, plan: (principal: Principal) => TurnPlan<Call, unknown>): Promise<void> {
+  async serve<Call>(request: FastifyRequest, reply: FastifyReply, plan: (principal: Principal) => TurnPlan<Call, unknown> | Promise<TurnPlan<Call, unknown>>): Promise<void> {
     const started = performance.now();
     const principal = await this.authenticate(request.headers.authorization);
     const authMs = performance.now() - started;
-    const planned = plan(principal);
+    // A planner may need to look something up first (the Responses API's stored conversations); chat plans at once.
+    const planning = plan(principal);
+    const planned = planning instanceof Promise ? await planning : planning;
     const clientId = request.headers['x-svc-request-id'];
     const turn = this.#newTurn(planned, principal, { ip: request.ip, traceId: request.id, clientRequestId: clientId === request.id ? request.id : null }, started);
     turn.authMs = authMs;
@@ -185,7 +187,7 @@ export class MeteringPipeline {
 
   async #admit(turn: Turn, planned: TurnPlan<unknown, unknown>, ip: string): Promise<void> {
     const admitting = performance.now();
-    await this.admission.admit(turn, ip);
+    await this.admission.admit(turn, ip, planned);
     turn.upstreamFrom = performance.now();
     turn.admitMs = turn.upstreamFrom - admitting;
     const { executor, call } = planned;
@@ -197,7 +199,10 @@ export class MeteringPipeline {
     turn.status = turn.status === 'client_disconnected' ? turn.status : 'refunded';
     if (error instanceof AppError) return error;
     const failure = classifyUpstreamError(error);
-    return new AppError(failure.code, undefined, {
+    const { clientMessage, status, headers } = failure.details;
+    return new AppError(failure.code, clientMessage, {
+      status,
+      headers,
       cause: failure.cause ?? error,
       debug: { productModel: turn.model.id, upstreamStatus: failure.upstreamStatus, upstreamHost: turn.deployment, quotaRefunded: true },
     });

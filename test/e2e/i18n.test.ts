@@ -189,7 +189,7 @@ describe('Chinese web app', () => {
       const reloaded = await page.reload();
       expect(await reloaded!.text()).toContain('<html lang="en"');
       await page.getByRole('heading', { level: 1, name: 'Account' }).waitFor();
-      expect(await page.getByRole('button', { name: 'Create key' }).count()).toBe(1);
+      await page.getByRole('button', { name: 'Create key' }).waitFor();
       await page.screenshot({ path: resolve(resultsDir, 'i18n-en-account.png'), fullPage: true });
       for (const [path, name, ready] of [
         ['/account/usage', 'usage', '[data-request-id]'],

@@ -3,6 +3,9 @@
  * routes a validated request (model → deployments, worst case = prompt bytes + n × max_tokens);
  * `execute` proxies it with undici (fallback only before the first byte), non-streaming or as SSE re-framed
  * for the official SDKs (`stream-rewriter.ts`); `measure` counts tokens when the upstream reported none.
+ * The same executor serves `/v1/responses` and `/v1/completions`: their planners hand it a chat request and
+ * a framing (`framing.ts`) that re-frames the reply. Tools with `stream: true` (`gateway.toolsWithStream:
+ * emulate`, and the Responses API) are sent upstream without streaming and replayed to the client as SSE.
  *
  * A `200` carries `server-timing: auth;dur=…, admit;dur=…, upstream;dur=…` (milliseconds): what the
  * gateway's own steps took, so a client (and the benchmark) can tell svc's time from the model server's.
@@ -11,17 +14,18 @@
  * that answers and fills in `turn.metered`, and its registration on a surface (`gateway.rest.ts`).
  */
 import type { ServerResponse } from 'node:http';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, type Bilingual } from '../../errors/app-error.ts';
 import type { ErrorCode } from '../../errors/codes.ts';
 import { envelopeFor } from '../../http/envelope.ts';
 import type { Exchange, Executor, TurnPlan } from '../../metering/executor.ts';
 import { serverTiming, type Metered, type Turn } from '../../metering/turn.ts';
 import { classifyUpstreamError, UpstreamFailure } from '../../metering/upstream-failure.ts';
 import { dispatch } from '../model/dispatch.ts';
-import type { ModelRegistry, RoutedModel } from '../model/model.registry.ts';
+import { forwards, type FieldFilter, type ModelRegistry, type RoutedModel } from '../model/model.registry.ts';
 import { rateLimitHeaders } from '../rate-limit/rate-limit.service.ts';
-import type { ChatBody } from './chat.validate.ts';
-import { StreamRewriter, type UpstreamUsage } from './stream-rewriter.ts';
+import { isOwnedField, legacyFunctions, type ChatBody } from './chat.validate.ts';
+import { asLegacyFunctionCall, chatFraming, replayAsChunks, type ChatCompletion, type CompletionChoice, type ReplyFraming, type StreamFramer } from './framing.ts';
+import type { UpstreamUsage } from './stream-rewriter.ts';
 import { countPromptTokens, TokenEstimate, tokenizer } from './token-estimate.ts';
 
 /** One chat call's own state, next to the turn the pipeline meters. */
@@ -36,7 +40,11 @@ export interface ChatCall {
   /** Produced text of a non-streaming reply, when usage has to be estimated. */
   produced: string[] | null;
   /** Streams: where the produced text is, parsed only if it has to be counted. */
-  rewriter: StreamRewriter | null;
+  rewriter: StreamFramer | null;
+  /** What the client's API looks like: chat completions, the Responses API, legacy completions. */
+  framing: ReplyFraming;
+  /** A stream with tools: the upstream is called without streaming and its reply replayed as SSE. */
+  replayed: boolean;
 }
 
 export class ChatExecutor implements Executor<ChatCall> {
@@ -46,28 +54,34 @@ export class ChatExecutor implements Executor<ChatCall> {
     this.#registry = registry;
   }
 
-  /** Routes a validated request. `bodyBytes` is the request's size (the prompt bound). */
-  plan(body: ChatBody, bodyBytes: number | null, unknownModel: () => AppError): TurnPlan<ChatCall> {
+  /**
+   * Routes a validated request. `bodyBytes` is the request's size (the prompt bound; null = measure the
+   * body). `framing` is how the reply is framed for the client's API.
+   */
+  plan(body: ChatBody, bodyBytes: number | null, unknownModel: () => AppError, framing: ReplyFraming = chatFraming): TurnPlan<ChatCall> {
     const model = this.#registry.get(body.model);
     if (!model) throw unknownModel();
     if (model.deployments.length === 0) {
       throw new AppError('upstream_unavailable', `No upstream is configured for ${model.id}.`, { stage: 'routing', debug: { productModel: model.id, quotaRefunded: true } });
     }
     const stream = body.stream === true;
-    const promptBound = bodyBytes !== null && bodyBytes > 0 ? bodyBytes : Buffer.byteLength(JSON.stringify(body.messages));
+    const promptBound = bodyBytes !== null && bodyBytes > 0 ? bodyBytes : Buffer.byteLength(JSON.stringify(body));
     const outputBound = (body.n ?? 1) * body.max_tokens;
+    const includeUsage = stream && (framing.alwaysUsage || body.stream_options?.include_usage === true);
+    const replayed = stream && body.tools !== undefined && body.tools.length > 0;
     return {
       executor: this,
       product: 'chat',
       model,
       stream,
       worstCase: { inputTokens: promptBound, outputTokens: outputBound },
-      call: { body, model, includeUsage: stream && body.stream_options?.include_usage === true, promptBound, outputBound, produced: null, rewriter: null },
+      call: { body, model, includeUsage, promptBound, outputBound, produced: null, rewriter: null, framing, replayed },
     };
   }
 
   execute(turn: Turn, call: ChatCall, exchange: Exchange): Promise<void> {
-    return call.body.stream === true ? this.#proxyStream(turn, call, exchange) : this.#proxyJson(turn, call, exchange);
+    if (call.body.stream !== true) return this.#proxyJson(turn, call, exchange);
+    return call.replayed ? this.#replayStream(turn, call, exchange) : this.#proxyStream(turn, call, exchange);
   }
 
   /** Usage counted with the tokenizer, once: what the client is told is what settlement bills. */
@@ -78,6 +92,16 @@ export class ChatExecutor implements Executor<ChatCall> {
       turn.estimated = true;
     }
     return turn.metered;
+  }
+
+  describeWorstCase(call: ChatCall): Bilingual {
+    const { body, outputBound, promptBound } = call;
+    const name = call.framing.maxTokensName;
+    const perChoice = outputBound === body.max_tokens;
+    return {
+      en: `${name} is ${body.max_tokens}${perChoice ? '' : ` for each of n = ${body.n} choices`} and the prompt may count up to ${promptBound} tokens; lower ${name}`,
+      zh: `${name} 为 ${body.max_tokens}${perChoice ? '' : `（n = ${body.n} 个候选各计一次）`}，且提示词最多可能计 ${promptBound} 个 token；请调低 ${name}`,
+    };
   }
 
   async progress(_turn: Turn, call: ChatCall): Promise<Metered> {
@@ -91,13 +115,13 @@ export class ChatExecutor implements Executor<ChatCall> {
       endpoint: '/chat/completions',
       body: (deployment) => {
         body.model = deployment.model;
-        return JSON.stringify(body);
+        return deployment.forward === null ? JSON.stringify(body) : forwardedJson(body, deployment.forward);
       },
     });
   }
 
-  async #proxyJson(turn: Turn, call: ChatCall, exchange: Exchange): Promise<void> {
-    delete call.body.stream_options;
+  /** A non-streaming upstream call: the completion with svc's fixes, usage set (upstream's, or the estimate). */
+  async #complete(turn: Turn, call: ChatCall, exchange: Exchange): Promise<ChatCompletion> {
     const response = await this.#send(turn, call, exchange);
     let completion: Record<string, unknown> & { choices?: unknown; usage?: unknown };
     try {
@@ -106,8 +130,6 @@ export class ChatExecutor implements Executor<ChatCall> {
       if (exchange.signal.aborted) throw error;
       throw new UpstreamFailure('upstream_error', 'The model server sent an invalid response.', 200, error);
     }
-    // Until the whole reply was in hand: a non-streaming client waits for all of it.
-    const upstreamMs = performance.now() - turn.upstreamFrom;
     if (!Array.isArray(completion.choices)) throw new UpstreamFailure('upstream_error', 'The model server sent a response without choices.', 200);
     completion.object = 'chat.completion';
     completion.model = call.model.resolvedId;
@@ -125,18 +147,49 @@ export class ChatExecutor implements Executor<ChatCall> {
     }
     // Clients always get usage: when the upstream omitted it, the estimate — the same one settlement bills.
     completion.usage = usage ?? asUsage(await this.measure(turn, call));
+    if (call.body[legacyFunctions]) asLegacyFunctionCall(completion as ChatCompletion);
+    return completion as ChatCompletion;
+  }
+
+  async #proxyJson(turn: Turn, call: ChatCall, exchange: Exchange): Promise<void> {
+    delete call.body.stream_options;
+    const completion = await this.#complete(turn, call, exchange);
+    // Until the whole reply was in hand: a non-streaming client waits for all of it.
+    const upstreamMs = performance.now() - turn.upstreamFrom;
+    // Chat frames synchronously: no promise on the hot path.
+    const framed = call.framing.json(completion);
+    const text = typeof framed === 'string' ? framed : await framed;
     turn.output = true;
     exchange
       .reply!.headers(turn.rate ? rateLimitHeaders(turn.rate) : {})
       .header('server-timing', serverTiming(turn, upstreamMs))
       .type('application/json')
-      .send(JSON.stringify(completion));
+      .send(text);
+  }
+
+  /** Tools with `stream: true`: one non-streaming upstream call, replayed to the client as a proper stream. */
+  async #replayStream(turn: Turn, call: ChatCall, exchange: Exchange): Promise<void> {
+    call.body.stream = false;
+    delete call.body.stream_options;
+    const completion = await this.#complete(turn, call, exchange);
+    const upstreamMs = performance.now() - turn.upstreamFrom;
+    completion.id ??= `chatcmpl-${turn.id}`;
+    completion.created ??= Math.floor(Date.now() / 1000);
+    for (const [index, choice] of (completion.choices as Partial<CompletionChoice>[]).entries()) choice.index ??= index;
+    const framer = call.framing.stream(call.model.resolvedId, call.includeUsage);
+    call.rewriter = framer;
+    const text = framer.push(Buffer.from(replayAsChunks(completion))) + (await framer.end(call.includeUsage ? completion.usage : null));
+    const reply = exchange.reply!;
+    turn.output = true;
+    reply.hijack();
+    reply.raw.writeHead(200, streamHeaders(turn, serverTiming(turn, upstreamMs)));
+    reply.raw.end(text);
   }
 
   async #proxyStream(turn: Turn, call: ChatCall, exchange: Exchange): Promise<void> {
     const reply = exchange.reply!;
     const signal = exchange.signal;
-    const rewriter = new StreamRewriter(call.model.resolvedId, call.includeUsage);
+    const rewriter = call.framing.stream(call.model.resolvedId, call.includeUsage);
     call.rewriter = rewriter;
     call.body.stream_options = { include_usage: true };
     // Before the first byte to the client a failure can still fall back; the headers go out with the first event.
@@ -152,15 +205,7 @@ export class ChatExecutor implements Executor<ChatCall> {
         if (text.length > 0) {
           if (!turn.output) {
             reply.hijack();
-            raw.writeHead(200, {
-              'content-type': 'text/event-stream; charset=utf-8',
-              'cache-control': 'no-cache',
-              connection: 'keep-alive',
-              'x-svc-request-id': turn.traceId,
-              'x-request-id': turn.traceId,
-              'server-timing': timing,
-              ...(turn.rate ? rateLimitHeaders(turn.rate) : {}),
-            });
+            raw.writeHead(200, streamHeaders(turn, timing));
             turn.output = true;
           }
           if (!raw.write(text)) await drained(raw, turn.deadline);
@@ -196,11 +241,41 @@ export class ChatExecutor implements Executor<ChatCall> {
       body.destroy();
       // The one envelope mapper, as the one `data: {"error": …}` event the SDKs understand mid-stream.
       const envelope = envelopeFor(new AppError(midStreamError.code, midStreamError.message, { stage: 'stream' }), turn.traceId, performance.now() - turn.started);
-      raw.end(`data: ${JSON.stringify({ error: envelope.error })}\n\n`);
+      raw.end(rewriter.fail(envelope.error));
       return;
     }
-    raw.end(rewriter.end(usage ?? (call.includeUsage ? asUsage(await this.measure(turn, call)) : null)));
+    const last = rewriter.end(usage ?? (call.includeUsage ? asUsage(await this.measure(turn, call)) : null));
+    raw.end(typeof last === 'string' ? last : await last);
   }
+}
+
+function streamHeaders(turn: Turn, timing: string): Record<string, string> {
+  return {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-svc-request-id': turn.traceId,
+    'x-request-id': turn.traceId,
+    'server-timing': timing,
+    ...(turn.rate ? rateLimitHeaders(turn.rate) : {}),
+  };
+}
+
+/**
+ * The body for an upstream with a `forwardFields` policy: without the fields it does not take. Only the
+ * fields svc does not own are subject to it; they are taken out for this serialization and put back, as
+ * the next deployment may take them.
+ */
+function forwardedJson(body: ChatBody, filter: FieldFilter): string {
+  let held: [string, unknown][] | null = null;
+  for (const field in body) {
+    if (isOwnedField(field) || forwards(filter, field)) continue;
+    (held ??= []).push([field, body[field]]);
+    delete body[field];
+  }
+  const json = JSON.stringify(body);
+  if (held) for (const [field, value] of held) body[field] = value;
+  return json;
 }
 
 /** Token counts with a tokenizer, for when the upstream did not report usage; capped by the bounds. */

@@ -21,11 +21,26 @@ export class ChatSurface {
   readonly #chat: ChatExecutor;
   readonly #planners = new Map<string, ChatPlanner>();
   readonly #limits: ValidationLimits;
+  readonly #replayingLimits: ValidationLimits;
 
   constructor(config: Config, registry: ModelRegistry, pipeline: MeteringPipeline, chat: ChatExecutor) {
     this.#pipeline = pipeline;
     this.#chat = chat;
-    this.#limits = { maxMessages: config.gateway.maxMessages, maxOutputTokens: (model) => registry.get(model)?.maxOutputTokens };
+    this.#limits = { maxMessages: config.gateway.maxMessages, maxOutputTokens: (model) => registry.get(model)?.maxOutputTokens, toolsWithStream: config.gateway.toolsWithStream };
+    this.#replayingLimits = { ...this.#limits, toolsWithStream: 'emulate' };
+  }
+
+  /**
+   * Validates a chat request built by another API's surface (`/v1/responses`, `/v1/completions`). Tools
+   * with streaming are always replayed there: the Responses API has no rule against them.
+   */
+  validate(raw: unknown, toolsWithStream: 'config' | 'emulate' = 'config'): ChatBody {
+    return validateChatRequest(raw, toolsWithStream === 'emulate' ? this.#replayingLimits : this.#limits);
+  }
+
+  /** Whether `model` is answered by another product's executor (images, search), which speaks chat only. */
+  routesElsewhere(model: string): boolean {
+    return this.#planners.has(model);
   }
 
   /** Routes one product model of the chat endpoint to another executor. */

@@ -2,6 +2,12 @@
  * Validation of a chat request (spec §2.3, DESIGN §4 "Recommended values", "Limits"). Hand-written
  * rather than a schema library: it runs on every request, names the offending `param`, and fills the
  * recommended values in place on the parsed body, which is then forwarded as is.
+ *
+ * svc validates what it owns — the model, messages, streaming, output length, the recommended-value
+ * fields, tools and the tools/stream rule, and the standard OpenAI fields it can check — and forwards every
+ * other field unchanged (`store`, `metadata`, `top_k`, `min_p`, …: what the model server makes of them is
+ * its business), subject to the upstream's `forwardFields` policy (`chat.executor.ts`). The legacy
+ * `functions` / `function_call` become `tools` / `tool_choice` (and the reply is answered in the legacy shape).
  */
 import { AppError } from '../../errors/app-error.ts';
 
@@ -14,6 +20,8 @@ export interface ChatBody {
   tools?: unknown[];
   stream_options?: { include_usage?: boolean };
   chat_template_kwargs: { enable_thinking?: boolean; [key: string]: unknown };
+  /** Set when the client used the legacy `functions` API: its reply carries `function_call`. */
+  [legacyFunctions]?: boolean;
   [field: string]: unknown;
 }
 
@@ -27,15 +35,53 @@ export interface ValidationLimits {
   maxMessages: number;
   /** The model's maxOutputTokens, looked up after `model` is known. */
   maxOutputTokens(model: string): number | undefined;
+  /** Tools with `stream: true`: refused (the spec), or served by a non-streaming upstream call replayed as SSE. */
+  toolsWithStream?: 'reject' | 'emulate';
 }
+
+/** Deepest JSON nesting accepted: beyond it, serializing the body for the upstream would overflow the stack. */
+export const MAX_JSON_DEPTH = 64;
+
+/** Marks a body whose client spoke the legacy `functions` API (a symbol: never serialized upstream). */
+export const legacyFunctions = Symbol('legacyFunctions');
 
 export const recommended = { temperature: 0.7, top_p: 0.8, presence_penalty: 1.5, max_tokens: 1024 } as const;
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 
-/** Fields forwarded to the upstream besides the ones validated in detail. Anything else is rejected. */
-const PASS_THROUGH = new Set(['tools', 'tool_choice', 'stop', 'n', 'seed', 'response_format', 'stream_options', 'user', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'parallel_tool_calls', 'reasoning_effort', 'max_completion_tokens']);
-const KNOWN = new Set([...PASS_THROUGH, 'model', 'messages', 'stream', 'temperature', 'top_p', 'presence_penalty', 'max_tokens', 'chat_template_kwargs']);
+/** The fields svc validates (and may rewrite); every other field is the upstream's, forwarded per its policy. */
+const OWNED = new Set([
+  'model',
+  'messages',
+  'stream',
+  'stream_options',
+  'temperature',
+  'top_p',
+  'presence_penalty',
+  'frequency_penalty',
+  'max_tokens',
+  'max_completion_tokens',
+  'n',
+  'chat_template_kwargs',
+  'reasoning_effort',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'functions',
+  'function_call',
+  'stop',
+  'seed',
+  'response_format',
+  'user',
+  'logit_bias',
+  'logprobs',
+  'top_logprobs',
+]);
+
+/** A request field svc validates itself (not subject to an upstream's forwarding policy). */
+export function isOwnedField(field: string): boolean {
+  return OWNED.has(field);
+}
 
 function invalid(param: string, message: string): AppError {
   return new AppError('invalid_request', message, { param });
@@ -71,9 +117,8 @@ export function validateChatRequest(raw: unknown, limits: ValidationLimits): Cha
     throw new AppError('invalid_request', 'The request body must be a JSON object.');
   }
   const body = raw as Record<string, unknown>;
-  for (const field in body) {
-    if (!KNOWN.has(field)) throw invalid(field, `Unrecognized request argument supplied: ${field}.`);
-  }
+  assertJsonDepth(body);
+  if (body.functions !== undefined || body.function_call !== undefined) fromLegacyFunctions(body);
 
   if (body.model === undefined || body.model === null) body.model = 'auto';
   else if (typeof body.model !== 'string' || body.model.length === 0) throw invalid('model', 'model must be a product model id string.');
@@ -87,6 +132,7 @@ export function validateChatRequest(raw: unknown, limits: ValidationLimits): Cha
     if (typeof message.role !== 'string' || !ROLES.has(message.role)) {
       throw invalid(`messages[${i}].role`, 'role must be one of system, developer, user, assistant, tool.');
     }
+    if (message.role === 'function' || present(message.function_call)) fromLegacyMessage(messages as Record<string, unknown>[], i);
     if (present(message.tool_calls)) toolCalls(message.tool_calls, `messages[${i}].tool_calls`);
     const content = message.content;
     if (Array.isArray(content)) contentParts(content, `messages[${i}].content`);
@@ -150,7 +196,9 @@ export function validateChatRequest(raw: unknown, limits: ValidationLimits): Cha
         throw invalid(`tools[${i}].function.parameters`, 'parameters must be a JSON Schema object.');
       }
     });
-    if (body.stream === true && body.tools.length > 0) throw new AppError('tools_require_non_streaming', undefined, { param: 'tools' });
+    if (body.stream === true && body.tools.length > 0 && limits.toolsWithStream !== 'emulate') {
+      throw new AppError('tools_require_non_streaming', undefined, { param: 'tools' });
+    }
   }
   if (present(body.tool_choice)) {
     const choice = body.tool_choice;
@@ -235,4 +283,87 @@ function toolCalls(calls: unknown, at: string): void {
 
 function thinkingAsked(body: Record<string, unknown>): boolean {
   return body.reasoning_effort === 'medium' || body.reasoning_effort === 'high';
+}
+
+/** 400 for a body nested more than `MAX_JSON_DEPTH` levels: it could not be serialized for the upstream. */
+export function assertJsonDepth(body: Record<string, unknown>): void {
+  if (nestedDeeperThan(body, MAX_JSON_DEPTH)) throw new AppError('invalid_request', `The request nests JSON more than ${MAX_JSON_DEPTH} levels deep.`);
+}
+
+/** True when `value` holds objects or arrays nested more than `depth` levels (the recursion stops there). */
+function nestedDeeperThan(value: unknown, depth: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (depth === 0) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === 'object' && item !== null && nestedDeeperThan(item, depth - 1)) return true;
+    }
+    return false;
+  }
+  for (const key in value) {
+    const item = (value as Record<string, unknown>)[key];
+    if (typeof item === 'object' && item !== null && nestedDeeperThan(item, depth - 1)) return true;
+  }
+  return false;
+}
+
+/**
+ * The legacy function-calling fields as tools: `functions: [{name, description, parameters}]` →
+ * `tools`, `function_call: "auto" | "none" | {name}` → `tool_choice`. The body is marked so the reply
+ * comes back as `message.function_call`, as such a client expects.
+ */
+function fromLegacyFunctions(body: Record<string, unknown>): void {
+  const { functions, function_call: functionCall } = body;
+  if (present(body.tools) || present(body.tool_choice)) {
+    throw invalid(present(functions) ? 'functions' : 'function_call', 'Send tools and tool_choice, or the legacy functions and function_call, not both.');
+  }
+  delete body.functions;
+  delete body.function_call;
+  if (present(functions)) {
+    if (!Array.isArray(functions)) throw invalid('functions', 'functions must be an array.');
+    body.tools = functions.map((fn: unknown, i: number) => {
+      if (!isObject(fn) || typeof fn.name !== 'string') throw invalid(`functions[${i}]`, 'Each function must be {name, description?, parameters?}.');
+      return { type: 'function', function: fn };
+    });
+  }
+  if (present(functionCall)) {
+    if (functionCall === 'auto' || functionCall === 'none') body.tool_choice = functionCall;
+    else if (isObject(functionCall) && typeof functionCall.name === 'string') body.tool_choice = { type: 'function', function: { name: functionCall.name } };
+    else throw invalid('function_call', 'function_call must be none, auto or {name}.');
+  }
+  (body as { [legacyFunctions]?: boolean })[legacyFunctions] = true;
+}
+
+/**
+ * A legacy conversation turn, in place: an assistant `function_call` becomes a one-call `tool_calls`, and a
+ * `function` message the `tool` answer to the latest call of that name (ids are made up: the legacy API had none).
+ */
+function fromLegacyMessage(messages: Record<string, unknown>[], i: number): void {
+  const message = messages[i]!;
+  if (message.role === 'function') {
+    if (typeof message.name !== 'string') throw invalid(`messages[${i}].name`, 'A function message needs the name of the function it answers.');
+    message.role = 'tool';
+    message.tool_call_id = `call_legacy_${lastCallOf(messages, i, message.name)}`;
+    delete message.name;
+    return;
+  }
+  const call = message.function_call;
+  if (message.role !== 'assistant' || !isObject(call) || typeof call.name !== 'string' || typeof call.arguments !== 'string') {
+    throw invalid(`messages[${i}].function_call`, 'function_call must be {name, arguments} on an assistant message.');
+  }
+  if (present(message.tool_calls)) throw invalid(`messages[${i}].function_call`, 'Send tool_calls or the legacy function_call, not both.');
+  message.tool_calls = [{ id: `call_legacy_${i}`, type: 'function', function: { name: call.name, arguments: call.arguments } }];
+  delete message.function_call;
+}
+
+/** Index of the latest assistant message before `before` that called `name` (its made-up call id), or `before`. */
+function lastCallOf(messages: Record<string, unknown>[], before: number, name: string): number {
+  for (let j = before - 1; j >= 0; j--) {
+    const calls = messages[j]!.tool_calls as { id?: string; function?: { name?: string } }[] | undefined;
+    const legacy = messages[j]!.function_call as { name?: string } | undefined;
+    if (legacy?.name === name) return j;
+    if (calls?.[0]?.function?.name === name && calls[0].id === `call_legacy_${j}`) return j;
+  }
+  return before;
 }

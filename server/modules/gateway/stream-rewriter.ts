@@ -12,6 +12,7 @@
  * the tokens must be estimated. Anything unusual takes the full parse.
  */
 import { StringDecoder } from 'node:string_decoder';
+import type { StreamError, StreamFramer } from './framing.ts';
 
 export interface UpstreamUsage {
   prompt_tokens: number;
@@ -29,7 +30,7 @@ interface Chunk {
   [key: string]: unknown;
 }
 
-export class StreamRewriter {
+export class StreamRewriter implements StreamFramer {
   readonly #decoder = new StringDecoder('utf8');
   readonly #model: string;
   readonly #includeUsage: boolean;
@@ -96,6 +97,11 @@ export class StreamRewriter {
       out += `data: {"id":${JSON.stringify(this.#id ?? '')},"object":"chat.completion.chunk","created":${this.#created ?? Math.floor(Date.now() / 1000)},"model":${JSON.stringify(this.#model)},"choices":[],"usage":${JSON.stringify(usage)}}\n\n`;
     }
     return `${out}data: [DONE]\n\n`;
+  }
+
+  /** A failure after the stream began: the one `data: {"error": …}` event the SDKs understand mid-stream. */
+  fail(error: StreamError): string {
+    return `data: ${JSON.stringify({ error })}\n\n`;
   }
 
   /** Everything produced so far (content and tool-call arguments), for estimating tokens. */

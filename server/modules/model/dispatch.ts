@@ -1,13 +1,15 @@
 /**
  * Sending a turn's request upstream: to the model's deployments in order until one answers 200 (fallback),
  * with one retry on the same deployment for a connection that died before answering (a stale keep-alive
- * socket). Only ever called before the first byte reaches the client. Every executor that calls an
- * OpenAI-compatible server (chat, images, speech) goes through here.
+ * socket). A deployment that rejects the request itself (400, 413, 422: context too long, a bad parameter)
+ * ends the search — the next one would reject it too; 404, 401/403, 429 and 5xx try the next. The last
+ * failure is what the client sees (`upstreamHttpFailure`). Only ever called before the first byte reaches
+ * the client. Every executor that calls an OpenAI-compatible server (chat, images, speech) goes through here.
  */
 import type { Dispatcher } from 'undici';
 import type { ClientSignal } from '../../metering/executor.ts';
 import type { Turn } from '../../metering/turn.ts';
-import { classifyUpstreamError, isReset, UpstreamFailure, upstreamStatusCode } from '../../metering/upstream-failure.ts';
+import { classifyUpstreamError, isRequestRejection, isReset, UpstreamFailure, upstreamHttpFailure } from '../../metering/upstream-failure.ts';
 import type { Deployment } from './model.registry.ts';
 
 export interface UpstreamRequest {
@@ -36,7 +38,7 @@ export async function dispatch(turn: Turn, deployments: readonly Deployment[], s
         turn.upstreamStatus = response.statusCode;
         if (response.statusCode === 200) return response;
         const detail = await response.body.text().catch(() => '');
-        failure = new UpstreamFailure(upstreamStatusCode(response.statusCode), `The model server answered ${response.statusCode}.`, response.statusCode, detail.slice(0, 500));
+        failure = upstreamHttpFailure(response.statusCode, detail.slice(0, 4096), response.headers['retry-after']);
         break;
       } catch (error) {
         if (signal.aborted) throw error;
@@ -44,6 +46,7 @@ export async function dispatch(turn: Turn, deployments: readonly Deployment[], s
         if (!(failure.code === 'upstream_unavailable' && isReset(error) && attempt === 0)) break;
       }
     }
+    if (failure && failure.upstreamStatus !== null && isRequestRejection(failure.upstreamStatus)) throw failure;
   }
   throw failure ?? new UpstreamFailure('upstream_unavailable', 'No upstream is configured for this model.', null);
 }

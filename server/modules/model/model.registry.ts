@@ -5,7 +5,7 @@
  * of the model it routes to. Upstream HTTP goes through one undici Pool per origin (keep-alive, timeouts).
  */
 import { Pool } from 'undici';
-import type { Config } from '../../config/config.ts';
+import type { Config, ForwardFields } from '../../config/config.ts';
 import { discounted } from '../../config/money.ts';
 import type { MeteredModel } from '../../metering/turn.ts';
 
@@ -20,6 +20,26 @@ export interface Deployment {
   /** `authorization` header value, if the upstream needs a key. */
   authorization: string | undefined;
   timeoutMs: number;
+  /** Which request fields svc does not own may reach this upstream; null = all of them (the default). */
+  forward: FieldFilter | null;
+}
+
+/** An upstream's `forwardFields` policy, compiled once. */
+export interface FieldFilter {
+  allowAll: boolean;
+  allow: ReadonlySet<string>;
+  deny: ReadonlySet<string>;
+}
+
+export function compileForwardFields(policy: ForwardFields): FieldFilter | null {
+  const allowAll = policy.allow.includes('*');
+  if (allowAll && policy.deny.length === 0) return null;
+  return { allowAll, allow: new Set(policy.allow), deny: new Set(policy.deny) };
+}
+
+/** Whether `field` (one svc does not own) may be sent through `filter`. */
+export function forwards(filter: FieldFilter, field: string): boolean {
+  return !filter.deny.has(field) && (filter.allowAll || filter.allow.has(field));
 }
 
 /** A product model as the gateway routes it: how it is billed, its output cap and where it runs. */
@@ -57,6 +77,7 @@ export class ModelRegistry {
       }
       return pool;
     };
+    const defaultForward = compileForwardFields(config.gateway.forwardFields);
     const deploymentsOf = (id: string): Deployment[] => {
       const model = config.models[id]!;
       if (model.deployments.length > 0) {
@@ -71,6 +92,7 @@ export class ModelRegistry {
             model: deployment.model,
             authorization: key ? `Bearer ${key}` : undefined,
             timeoutMs: upstream.timeoutMs,
+            forward: upstream.forwardFields ? compileForwardFields(upstream.forwardFields) : defaultForward,
           };
         });
       }
@@ -86,6 +108,7 @@ export class ModelRegistry {
           model: id,
           authorization: fallback.apiKey ? `Bearer ${fallback.apiKey}` : undefined,
           timeoutMs,
+          forward: defaultForward,
         },
       ];
     };

@@ -52,13 +52,35 @@ export class RateLimiter {
   }
 }
 
-/** `x-ratelimit-limit/remaining/reset` (reset in whole seconds), as the IETF draft and OpenAI send them. */
+/**
+ * `x-ratelimit-limit/remaining/reset` (reset in whole seconds, the IETF draft's names) and the same numbers
+ * under OpenAI's names, which SDK users and proxies read: `x-ratelimit-limit-requests`,
+ * `-remaining-requests`, `-reset-requests` (a duration such as `1s`, `6m0s`, `120ms`).
+ */
 export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
+  const limit = String(decision.rule.limit);
+  const remaining = String(Math.max(0, decision.remaining));
   return {
-    'x-ratelimit-limit': String(decision.rule.limit),
-    'x-ratelimit-remaining': String(Math.max(0, decision.remaining)),
+    'x-ratelimit-limit': limit,
+    'x-ratelimit-remaining': remaining,
     'x-ratelimit-reset': String(Math.ceil(decision.resetMs / 1000)),
+    'x-ratelimit-limit-requests': limit,
+    'x-ratelimit-remaining-requests': remaining,
+    'x-ratelimit-reset-requests': openAiDuration(decision.resetMs),
   };
+}
+
+/** A duration as OpenAI writes it in `x-ratelimit-reset-requests`: `120ms`, `1.5s`, `6m0s`, `1h2m3s`. */
+export function openAiDuration(ms: number): string {
+  const total = Math.max(0, Math.ceil(ms));
+  if (total < 1000) return `${total}ms`;
+  const hours = Math.floor(total / 3_600_000);
+  const minutes = Math.floor((total % 3_600_000) / 60_000);
+  const seconds = (total % 60_000) / 1000;
+  const secondsText = `${Number.isInteger(seconds) ? seconds : seconds.toFixed(3).replace(/0+$/, '')}s`;
+  if (hours > 0) return `${hours}h${minutes}m${secondsText}`;
+  if (minutes > 0) return `${minutes}m${secondsText}`;
+  return secondsText;
 }
 
 /**

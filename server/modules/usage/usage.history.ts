@@ -19,7 +19,10 @@ export interface UsageRecord {
   unit: MeterUnit | null;
   unitQuantity: number | null;
   createdAt: Date;
+  /** The product model the client asked for and was billed as (`auto`). */
   model: string;
+  /** The product model it resolved to, which the reply named as `model` (`svc-2.1-fast`). */
+  routedModel: string;
   class: ModelClass;
   stream: boolean;
   inputTokens: number;
@@ -58,6 +61,7 @@ interface Row {
   unit_quantity: string | number | null;
   created_at: Date | string;
   model: string;
+  routed_model: string;
   class: ModelClass;
   stream: boolean;
   input_tokens: number;
@@ -72,7 +76,7 @@ interface Row {
 }
 
 const SELECT = `select id, (extract(epoch from created_at) * 1000000)::bigint as created_us, request_id, client_request_id, product, unit, unit_quantity,
-  created_at, model, class, stream,
+  created_at, model, routed_model, class, stream,
   input_tokens, output_tokens, estimated, cost_micros, currency, status, latency_ms, channel, credential_kind
   from usage_ledger`;
 
@@ -108,6 +112,7 @@ function toRecord(row: Row): UsageRecord {
     unitQuantity: row.unit_quantity === null ? null : Number(row.unit_quantity),
     createdAt: new Date(row.created_at),
     model: row.model,
+    routedModel: row.routed_model,
     class: row.class,
     stream: row.stream,
     inputTokens: row.input_tokens,

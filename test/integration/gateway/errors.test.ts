@@ -127,7 +127,8 @@ describe('errors before the first byte', () => {
     const retrying = new OpenAI({ apiKey: m.key, baseURL: `${h.app.url}/v1`, maxRetries: 2 });
     const before = h.upstream.stats.requests;
     const refused = await failure(retrying.chat.completions.create({ model: 'auto', messages: [{ role: 'user', content: '#script {"status":400}' }] }));
-    expect(refused.status).toBe(502);
+    expect(refused.status).toBe(400);
+    expect(refused.code).toBe('upstream_rejected');
     expect(refused.headers?.get('x-should-retry')).toBe('false');
     expect(h.upstream.stats.requests - before).toBe(1);
     const invalid = await envelopeOf(m.key, { messages: hello, temperature: 5 });

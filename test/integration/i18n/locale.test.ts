@@ -126,7 +126,7 @@ describe('error envelopes carry the same values in Chinese', () => {
       expect(body.messageZh).toContain(value);
     }
     expect(body.message).toContain('fast daily pool');
-    expect(body.messageZh).toMatch(/^您的快速档每日额度不足以支付本次请求（已用 /);
+    expect(body.messageZh).toMatch(/^您的快速档每日额度还剩 /);
   });
 
   it('429 rate_limited: the seconds to wait in both languages, equal to Retry-After', async () => {

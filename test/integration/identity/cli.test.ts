@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
+import { freePort, realMode, startApp, type TestApp } from '../../helpers/app.ts';
 import { testRedisUrl } from '../../helpers/env.ts';
 import { Browser, sleep, uniqueEmail } from '../../helpers/browser.ts';
 
@@ -100,6 +100,17 @@ describe('svc CLI', () => {
     const after = await svc(['whoami']);
     expect(after.code).toBe(1);
     expect(after.stderr).toContain('not signed in');
+  });
+
+  it('says how to point it elsewhere when the server cannot be reached, and --help shows how', async () => {
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const unreachable = await svc(['login'], { SVC_BASE_URL: nobody });
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toContain(`cannot reach ${nobody} (connection refused)`);
+    expect(unreachable.stderr).toContain('--base-url URL or SVC_BASE_URL=URL');
+    const help = await svc(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--base-url URL, or the environment variable SVC_BASE_URL');
   });
 
   it('admin create-user bootstraps staff that can sign in, the password piped on stdin', async () => {

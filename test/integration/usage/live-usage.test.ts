@@ -51,7 +51,7 @@ interface Page {
 
 const HISTORY = `query History($first: Int, $after: String) {
   usageHistory(first: $first, after: $after) {
-    nodes { requestId createdAt model class stream inputTokens outputTokens estimated cost { amountMicros amount currency } status channel credentialKind latencyMs clientRequestId product unit unitQuantity }
+    nodes { requestId createdAt model routedModel class stream inputTokens outputTokens estimated cost { amountMicros amount currency } status channel credentialKind latencyMs clientRequestId product unit unitQuantity }
     pageInfo { hasNextPage endCursor }
   }
 }`;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AppError } from '../../../server/errors/app-error.ts';
-import { validateChatRequest } from '../../../server/modules/gateway/chat.validate.ts';
+import { legacyFunctions, MAX_JSON_DEPTH, validateChatRequest } from '../../../server/modules/gateway/chat.validate.ts';
 
 const limits = { maxMessages: 3, maxOutputTokens: (model: string) => (model === 'auto' ? 8192 : model === 'small' ? 100 : undefined) };
 const user = [{ role: 'user', content: 'hi' }];
@@ -44,7 +44,6 @@ describe('validateChatRequest', () => {
     expect(fails({ messages: [{ role: 'wizard', content: 'x' }] }).options.param).toBe('messages[0].role');
     expect(fails({ messages: [{ role: 'user', content: 5 }] }).options.param).toBe('messages[0].content');
     expect(fails({ messages: user, stop: [1] }).options.param).toBe('stop');
-    expect(fails({ messages: user, surprise: true }).options.param).toBe('surprise');
     expect(fails({ messages: user, stream_options: { include_usage: true } }).options.param).toBe('stream_options');
     expect(fails([]).code).toBe('invalid_request');
   });
@@ -88,9 +87,67 @@ describe('validateChatRequest', () => {
     expect(() => validateChatRequest({ messages: user, tools: [tool], tool_choice: 'required' }, limits)).not.toThrow();
   });
 
-  it('refuses tools with stream: true', () => {
+  it('refuses tools with stream: true, unless toolsWithStream is emulate', () => {
     const tools = [{ type: 'function', function: { name: 'f', parameters: {} } }];
     expect(fails({ messages: user, stream: true, tools }).code).toBe('tools_require_non_streaming');
     expect(validateChatRequest({ messages: user, tools }, limits).tools).toEqual(tools);
+    expect(validateChatRequest({ messages: user, stream: true, tools }, { ...limits, toolsWithStream: 'emulate' })).toMatchObject({ stream: true, tools });
+  });
+
+  it('forwards the fields it does not own, as sent', () => {
+    const extras = {
+      store: true,
+      metadata: { run: '7' },
+      service_tier: 'auto',
+      modalities: ['text'],
+      prediction: { type: 'content', content: 'x' },
+      web_search_options: {},
+      verbosity: 'low',
+      prompt_cache_key: 'k',
+      safety_identifier: 's',
+      top_k: 20,
+      min_p: 0.05,
+      repetition_penalty: 1.1,
+    };
+    expect(validateChatRequest({ messages: user, ...extras }, limits)).toMatchObject(extras);
+  });
+
+  it('turns the legacy functions API into tools, and marks the body for a legacy reply', () => {
+    const fn = { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } };
+    const body = validateChatRequest(
+      {
+        messages: [
+          { role: 'user', content: 'Weather in Paris?' },
+          { role: 'assistant', content: null, function_call: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+          { role: 'function', name: 'get_weather', content: 'sunny' },
+        ],
+        functions: [fn],
+        function_call: { name: 'get_weather' },
+      },
+      limits,
+    );
+    expect(body.tools).toEqual([{ type: 'function', function: fn }]);
+    expect(body.tool_choice).toEqual({ type: 'function', function: { name: 'get_weather' } });
+    expect(body).not.toHaveProperty('functions');
+    expect(body).not.toHaveProperty('function_call');
+    expect(body.messages[1]).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: 'call_legacy_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] });
+    expect(body.messages[2]).toEqual({ role: 'tool', tool_call_id: 'call_legacy_1', content: 'sunny' });
+    expect(body[legacyFunctions]).toBe(true);
+    // The marker is a symbol: it never reaches the upstream.
+    expect(JSON.stringify(body)).not.toContain('legacy"');
+    expect(validateChatRequest({ messages: user, functions: [fn], function_call: 'auto' }, limits).tool_choice).toBe('auto');
+    expect(fails({ messages: user, functions: [fn], tools: [{ type: 'function', function: fn }] }).options.param).toBe('functions');
+    expect(fails({ messages: user, functions: [{ description: 'no name' }] }).options.param).toBe('functions[0]');
+    expect(fails({ messages: user, function_call: 7 }).options.param).toBe('function_call');
+  });
+
+  it('refuses JSON nested deeper than it can serialize, anywhere in the body', () => {
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(fails({ messages: user, metadata: deep }).message).toContain(`${MAX_JSON_DEPTH} levels`);
+    expect(fails({ messages: [{ role: 'user', content: [{ type: 'text', text: 'x', extra: deep }] }] }).code).toBe('invalid_request');
+    let fine: unknown = 'leaf';
+    for (let i = 0; i < 50; i++) fine = { a: fine };
+    expect(() => validateChatRequest({ messages: user, metadata: fine }, limits)).not.toThrow();
   });
 });

@@ -35,6 +35,12 @@ export function UsageHistoryTable({ nodes }: { nodes: UsageRecordFragment[] }) {
               </td>
               <td>
                 <code>{node.model}</code>
+                {node.routedModel !== node.model && (
+                  <span className="muted" title={t('history.routedTitle')}>
+                    {' → '}
+                    <code>{node.routedModel}</code>
+                  </span>
+                )}
                 <span className={`tier tier--${node.class}`}>{plan.className(node.class)}</span>
                 {node.stream && <span className="muted usage-table__note">{t('history.stream')}</span>}
               </td>

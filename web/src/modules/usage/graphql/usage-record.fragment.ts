@@ -9,6 +9,7 @@ export interface UsageRecordFragment {
   requestId: string;
   createdAt: string;
   model: string;
+  routedModel: string;
   class: ModelClass;
   stream: boolean;
   inputTokens: number;
@@ -25,6 +26,7 @@ export const USAGE_RECORD_FRAGMENT: TypedDocumentNode<UsageRecordFragment> = gql
     requestId
     createdAt
     model
+    routedModel
     class
     stream
     inputTokens
