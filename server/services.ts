@@ -4,7 +4,7 @@
  * gateway, the CLI) receives these same objects; nothing else constructs a service.
  *
  * A new metered product adds its executor here and registers it on a surface: e.g.
- * `chatSurface.register('svc-img', (body, principal) => images.planFromChat(body, principal))`.
+ * `chatSurface.register('svc-img', (body) => images.planFromChat(body), { extraFields: ['size'] })`.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { randomUUID } from 'node:crypto';
@@ -28,7 +28,9 @@ import { OidcService } from './modules/account/oidc.service.ts';
 import { ApiKeyService } from './modules/api-key/api-key.service.ts';
 import { DeviceAuthService } from './modules/device-auth/device-auth.service.ts';
 import { ChatExecutor } from './modules/gateway/chat.executor.ts';
+import { ImageExecutor, imageModelId, imageRequestFields } from './modules/media/image.executor.ts';
 import { MediaService } from './modules/media/media.service.ts';
+import { SpeechExecutor } from './modules/media/speech.executor.ts';
 import { ChatSurface } from './modules/gateway/chat.surface.ts';
 import { IdentityService } from './modules/identity/identity.service.ts';
 import { LastUsedRecorder } from './modules/identity/last-used.ts';
@@ -84,6 +86,10 @@ export interface Services {
   chatSurface: ChatSurface;
   /** Stored images and audio (local directory or S3), their retention job, the embedded speech engine. */
   media: MediaService;
+  /** svc-img on the chat surface: image upstream → stored images → Markdown links. */
+  images: ImageExecutor;
+  /** `POST /v1/audio/speech`: svc-tts (an upstream or the embedded engine) and svc-music (an upstream). */
+  speech: SpeechExecutor;
   /** Starts timers and subscriptions (sweeper, settlement health, checkpoints, usage events). */
   start(): void;
   /** Stops everything in reverse dependency order, flushing what is queued; each step has a deadline. */
@@ -127,6 +133,9 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
   });
   const chatSurface = new ChatSurface(config, registry, pipeline, new ChatExecutor(registry));
   const media = new MediaService(config, log);
+  const images = new ImageExecutor(config, registry, media);
+  chatSurface.register(imageModelId, (body) => images.planFromChat(body), { extraFields: imageRequestFields });
+  const speech = new SpeechExecutor(config, registry, media);
   const plans = new PlanService(config, entitlements);
   const usage = new UsageService(config, db, pools, windows, entitlements, events);
   const audit = new AuditLog(db);
@@ -160,6 +169,8 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
     pipeline,
     chatSurface,
     media,
+    images,
+    speech,
     start() {
       settlement.start();
       sweeper.start();

@@ -3,7 +3,7 @@
  * `svc-img` with images (spec §4). The surface validates the chat request once, then hands it to the
  * planner registered for its model — the chat executor for every other model.
  *
- *   surface.register('svc-img', (body, principal) => images.planFromChat(body, principal));
+ *   surface.register('svc-img', (body, principal) => images.planFromChat(body, principal), { extraFields: ['size'] });
  */
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../../config/config.ts';
@@ -16,21 +16,32 @@ import { validateChatRequest, type ChatBody, type ValidationLimits } from './cha
 
 export type ChatPlanner = (body: ChatBody, principal: Principal) => TurnPlan<unknown, unknown>;
 
+export interface PlannerOptions {
+  /** Request fields this model takes besides the chat ones; its planner validates them. */
+  extraFields?: readonly string[];
+}
+
 export class ChatSurface {
   readonly #pipeline: MeteringPipeline;
   readonly #chat: ChatExecutor;
   readonly #planners = new Map<string, ChatPlanner>();
+  readonly #extraFields = new Map<string, ReadonlySet<string>>();
   readonly #limits: ValidationLimits;
 
   constructor(config: Config, registry: ModelRegistry, pipeline: MeteringPipeline, chat: ChatExecutor) {
     this.#pipeline = pipeline;
     this.#chat = chat;
-    this.#limits = { maxMessages: config.gateway.maxMessages, maxOutputTokens: (model) => registry.get(model)?.maxOutputTokens };
+    this.#limits = {
+      maxMessages: config.gateway.maxMessages,
+      maxOutputTokens: (model) => registry.get(model)?.maxOutputTokens,
+      extraFields: (model) => this.#extraFields.get(model),
+    };
   }
 
   /** Routes one product model of the chat endpoint to another executor. */
-  register(modelId: string, planner: ChatPlanner): void {
+  register(modelId: string, planner: ChatPlanner, options: PlannerOptions = {}): void {
     this.#planners.set(modelId, planner);
+    if (options.extraFields) this.#extraFields.set(modelId, new Set(options.extraFields));
   }
 
   /** Validates and plans one request, for an authenticated principal. */

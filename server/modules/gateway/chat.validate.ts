@@ -27,6 +27,11 @@ export interface ValidationLimits {
   maxMessages: number;
   /** The model's maxOutputTokens, looked up after `model` is known. */
   maxOutputTokens(model: string): number | undefined;
+  /**
+   * Request fields a model accepts beyond the chat ones (e.g. `size` for svc-img), checked by its own
+   * planner; every other model still rejects them as unrecognized.
+   */
+  extraFields?(model: string): ReadonlySet<string> | undefined;
 }
 
 export const recommended = { temperature: 0.7, top_p: 0.8, presence_penalty: 1.5, max_tokens: 1024 } as const;
@@ -71,8 +76,9 @@ export function validateChatRequest(raw: unknown, limits: ValidationLimits): Cha
     throw new AppError('invalid_request', 'The request body must be a JSON object.');
   }
   const body = raw as Record<string, unknown>;
+  const extra = limits.extraFields?.(typeof body.model === 'string' ? body.model : 'auto');
   for (const field in body) {
-    if (!KNOWN.has(field)) throw invalid(field, `Unrecognized request argument supplied: ${field}.`);
+    if (!KNOWN.has(field) && !extra?.has(field)) throw invalid(field, `Unrecognized request argument supplied: ${field}.`);
   }
 
   if (body.model === undefined || body.model === null) body.model = 'auto';
