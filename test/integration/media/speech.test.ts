@@ -122,6 +122,36 @@ describe('svc-tts through an upstream', () => {
     expect(await poolUsed(member, 'fast')).toBe(usedBefore);
   });
 
+  it('sends no 200 for an upstream that answers and dies before any audio: a JSON error, refunded', async () => {
+    const member = await h.member();
+    const response = await post(member, { model: 'svc-tts', input: '#script {"failAfterBytes":0} Nothing.', voice: 'alloy' });
+    // The connection died: "unavailable", retryable.
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ ok: false, code: 'upstream_unavailable', debug: { quotaRefunded: true } });
+    const [row] = await ledgerRows(h.database, member.accountId, 1);
+    expect(row).toMatchObject({ product: 'speech', status: 'refunded', cost_micros: '0' });
+  });
+
+  it('stops the upstream when the client leaves, and bills what was delivered', async () => {
+    const member = await h.member();
+    const aborted = h.upstream.stats.aborted;
+    const controller = new AbortController();
+    const response = await fetch(`${h.app.url}/v1/audio/speech`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${member.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'svc-tts', input: '#script {"seconds":10,"audioChunkBytes":24000,"audioIntervalMs":100} Long.', voice: 'alloy', response_format: 'pcm' }),
+      signal: controller.signal,
+    });
+    const reader = response.body!.getReader();
+    await reader.read();
+    controller.abort();
+    const [row] = await ledgerRows(h.database, member.accountId, 1);
+    expect(row).toMatchObject({ product: 'speech', status: 'client_disconnected' });
+    expect(Number(row!.unit_quantity)).toBeGreaterThan(0);
+    expect(Number(row!.unit_quantity)).toBeLessThan(5);
+    await expect.poll(() => h.upstream.stats.aborted).toBe(aborted + 1);
+  });
+
   it('cuts the body short when the upstream fails mid-stream, billing what was delivered', async () => {
     const member = await h.member();
     const response = await post(member, { model: 'svc-tts', input: '#script {"seconds":10,"failAfterBytes":48000,"audioChunkBytes":8000} Cut.', voice: 'alloy', response_format: 'pcm' });
