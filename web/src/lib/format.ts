@@ -25,3 +25,8 @@ export function formatTokenCount(tokens: number): string {
 export function formatInteger(value: number): string {
   return value.toLocaleString('en-US');
 }
+
+/** 12.5 → "12.5", 30 → "30": a measured quantity with at most `maxFractionDigits` decimals. */
+export function formatDecimal(value: number, maxFractionDigits = 1): string {
+  return value.toLocaleString('en-US', { maximumFractionDigits: maxFractionDigits });
+}

@@ -43,6 +43,15 @@ export function QuickStartPage() {
         </li>
       </ol>
 
+      <section className="section">
+        <h2>Images, speech and music</h2>
+        <p>
+          <code>svc-img</code> makes images through chat completions, <code>svc-tts</code> speaks and{' '}
+          <code>svc-music</code> writes songs through <code>/v1/audio/speech</code>: see{' '}
+          <Link to="/docs/media">Images, speech and music</Link>.
+        </p>
+      </section>
+
       <section className="section callout">
         <h2>When something goes wrong</h2>
         <p>

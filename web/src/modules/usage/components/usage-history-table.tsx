@@ -1,7 +1,7 @@
-import { formatInteger, formatMoney } from '../../../lib/format.ts';
+import { formatDecimal, formatInteger, formatMoney } from '../../../lib/format.ts';
 import { formatTime } from '../../account/components/format-time.ts';
 import { classLabels } from '../../plan/components/plan-labels.ts';
-import type { UsageRecordFragment, UsageStatus } from '../graphql/usage-record.fragment.ts';
+import type { MeterUnit, UsageRecordFragment, UsageStatus } from '../graphql/usage-record.fragment.ts';
 
 const statusLabels: Record<UsageStatus, string> = {
   ok: 'Completed',
@@ -19,7 +19,14 @@ const statusHints: Record<UsageStatus, string> = {
   abandoned: 'The serving instance stopped; the reservation was released unbilled.',
 };
 
-/** Recent requests, newest first: when, which model, tokens in → out, cost with its currency, outcome. */
+/** What a media or search request produced, beside its tokens: "2 images", "12.5 s of audio". */
+const unitLabels: Record<MeterUnit, (quantity: number) => string> = {
+  image: (quantity) => (quantity === 1 ? '1 image' : `${formatInteger(quantity)} images`),
+  audio_second: (quantity) => `${formatDecimal(quantity)} s of audio`,
+  search: (quantity) => (quantity === 1 ? '1 search' : `${formatInteger(quantity)} searches`),
+};
+
+/** Recent requests, newest first: when, which model, what it produced, tokens in → out, cost with its currency, outcome. */
 export function UsageHistoryTable({ nodes }: { nodes: UsageRecordFragment[] }) {
   return (
     <div className="table-scroll">
@@ -28,6 +35,7 @@ export function UsageHistoryTable({ nodes }: { nodes: UsageRecordFragment[] }) {
           <tr>
             <th scope="col">Time</th>
             <th scope="col">Model</th>
+            <th scope="col">Produced</th>
             <th scope="col" className="num">
               Tokens in → out
             </th>
@@ -50,6 +58,9 @@ export function UsageHistoryTable({ nodes }: { nodes: UsageRecordFragment[] }) {
                 <code>{node.model}</code>
                 <span className={`tier tier--${node.class}`}>{classLabels[node.class]}</span>
                 {node.stream && <span className="muted usage-table__note"> · stream</span>}
+              </td>
+              <td data-testid="request-produced">
+                {node.unit && node.unitQuantity !== null ? unitLabels[node.unit](node.unitQuantity) : <span className="muted">text</span>}
               </td>
               <td className="num">
                 {formatInteger(node.inputTokens)} → {formatInteger(node.outputTokens)}
