@@ -158,7 +158,7 @@ export class SpeechExecutor implements Executor<SpeechCall> {
 
   async execute(turn: Turn, call: SpeechCall, exchange: Exchange): Promise<void> {
     const { signal } = exchange;
-    const audio = call.engine ? this.#speak(turn, call) : await this.#fromUpstream(turn, call, exchange);
+    const audio = call.engine ? this.#speak(turn, call) : await this.#fromUpstreamOrEngine(turn, call, exchange);
     call.audio = audio;
     const stop = () => audio.body.destroy();
     signal.once('abort', stop);
@@ -185,7 +185,24 @@ export class SpeechExecutor implements Executor<SpeechCall> {
   #speak(turn: Turn, call: SpeechCall): EncodedAudio {
     const { input, voice, speed, format } = call.request;
     turn.deployment = 'embedded';
+    turn.upstreamStatus = null;
     return call.engine!.speak({ input, voice: voice!, speed, format });
+  }
+
+  /**
+   * The quick-start upstream (`SVC_UPSTREAM_URL`) is often a chat-only server (vLLM, llama.cpp) that has no
+   * `/audio/speech`: when it answers 404 for svc-tts, the embedded engine speaks instead, as it would with
+   * no upstream at all. A deployment configured for svc-tts is never second-guessed.
+   */
+  async #fromUpstreamOrEngine(turn: Turn, call: SpeechCall, exchange: Exchange): Promise<EncodedAudio> {
+    try {
+      return await this.#fromUpstream(turn, call, exchange);
+    } catch (error) {
+      const engine = this.#media.speech;
+      if (!(error instanceof UpstreamFailure && error.upstreamStatus === 404 && call.kind === 'speech' && call.model.quickStart && engine)) throw error;
+      call.engine = engine;
+      return this.#speak(turn, call);
+    }
   }
 
   async #fromUpstream(turn: Turn, call: SpeechCall, exchange: Exchange): Promise<EncodedAudio> {

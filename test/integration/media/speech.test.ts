@@ -152,6 +152,21 @@ describe('svc-tts through an upstream', () => {
     await expect.poll(() => h.upstream.stats.aborted).toBe(aborted + 1);
   });
 
+  it('speaks with the embedded engine when the quick-start upstream has no /audio/speech (404), but never for music', async () => {
+    const member = await h.member();
+    const response = await speak(member, { model: 'svc-tts', input: '#script {"status":404} Hello.', voice: 'echo', response_format: 'wav' });
+    expect(response.headers.get('content-type')).toBe('audio/wav');
+    const bytes = Buffer.from(await response.arrayBuffer());
+    expect(bytes.subarray(0, 4).toString('latin1')).toBe('RIFF');
+    expect(await secondsOf(bytes, 'wav')).toBeGreaterThan(0.5);
+    const [row] = await ledgerRows(h.database, member.accountId, 1);
+    expect(row).toMatchObject({ product: 'speech', status: 'ok', deployment: 'embedded', upstream_status: null });
+
+    const music = await post(member, { model: 'svc-music', input: '#script {"status":404} A song.' });
+    expect(music.status).toBe(502);
+    expect(await music.json()).toMatchObject({ code: 'upstream_error', debug: { upstreamStatus: 404, quotaRefunded: true } });
+  });
+
   it('cuts the body short when the upstream fails mid-stream, billing what was delivered', async () => {
     const member = await h.member();
     const response = await post(member, { model: 'svc-tts', input: '#script {"seconds":10,"failAfterBytes":48000,"audioChunkBytes":8000} Cut.', voice: 'alloy', response_format: 'pcm' });
