@@ -37,8 +37,6 @@ export const defaultMusicSeconds = 30;
  * character, its slowest measured case; ordinary English ~0.06): the reservation bound for svc-tts.
  */
 const boundSecondsPerChar = 0.5;
-/** What speech averages per character at speed 1, for when a relayed stream could not be measured. */
-const typicalSecondsPerChar = 0.07;
 
 const fields = new Set(['model', 'input', 'voice', 'response_format', 'speed', 'instructions', 'duration', 'stream_format']);
 
@@ -62,6 +60,10 @@ export interface SpeechCall {
   engine: SpeechEngine | null;
   audio: EncodedAudio | null;
   inputTokens: number | null;
+  /** The longest it may be: the requested duration, or the bound from the text. What was reserved. */
+  boundSeconds: number;
+  /** Bytes written to the client. */
+  deliveredBytes: number;
 }
 
 export class SpeechExecutor implements Executor<SpeechCall> {
@@ -107,7 +109,7 @@ export class SpeechExecutor implements Executor<SpeechCall> {
       model,
       stream: true,
       worstCase: { inputTokens: Buffer.byteLength(textOf(request)), outputTokens: audioOutputTokens(this.#tokensPerSecond, seconds) },
-      call: { kind, model, request, engine, audio: null, inputTokens: null },
+      call: { kind, model, request, engine, audio: null, inputTokens: null, boundSeconds: seconds, deliveredBytes: 0 },
     };
   }
 
@@ -238,6 +240,7 @@ export class SpeechExecutor implements Executor<SpeechCall> {
     turn.output = true;
     try {
       for await (const bytes of audio.body as AsyncIterable<Buffer>) {
+        call.deliveredBytes += bytes.length;
         if (!raw.write(bytes)) await drained(raw, turn.deadline);
         if (exchange.signal.aborted) break;
         if (performance.now() > turn.deadline) throw new UpstreamFailure('upstream_timeout', 'The audio took longer than a turn may last.', 200);
@@ -258,9 +261,10 @@ export class SpeechExecutor implements Executor<SpeechCall> {
     call.inputTokens ??= Math.min(new TokenEstimate(await tokenizer()).count(textOf(call.request)), turn.worstCase.inputTokens);
     const audio = call.audio;
     let seconds = audio?.seconds ?? 0;
-    if (audio?.measureError) {
-      // The upstream's bytes went through but could not be decoded to measure them: bill what was asked for.
-      seconds = call.request.duration ?? (typicalSecondsPerChar * [...call.request.input].length) / call.request.speed;
+    if (audio?.measureError || (seconds === 0 && call.deliveredBytes > 0)) {
+      // The upstream's bytes went through but could not be decoded to count them: the reservation's ceiling
+      // (SECURITY: an outcome that cannot be counted is billed at the reservation).
+      seconds = call.boundSeconds;
       turn.estimated = true;
     }
     seconds = Math.round(seconds * 1000) / 1000;

@@ -219,6 +219,19 @@ describe('svc-music', () => {
   });
 });
 
+describe('audio that cannot be counted', () => {
+  it('is relayed as sent and billed at the reservation’s ceiling, marked estimated', async () => {
+    const member = await h.member();
+    // Raw PCM labelled audio/mpeg: passed on untouched (mp3 was asked for), but it does not decode as mp3.
+    const response = await speak(member, { model: 'svc-music', input: '#script {"audioFormat":"pcm","contentType":"audio/mpeg","seconds":2} Noise.', duration: 5 });
+    const bytes = Buffer.from(await response.arrayBuffer());
+    expect(bytes.equals(h.upstream.media.at(-1)!.produced[0]!)).toBe(true);
+    const [row] = await ledgerRows(h.database, member.accountId, 1);
+    expect(row).toMatchObject({ product: 'music', status: 'ok', estimated: true, output_tokens: 125 });
+    expect(Number(row!.unit_quantity)).toBe(5);
+  });
+});
+
 describe('validation', () => {
   it('answers bad requests with a 400 envelope naming the field, before anything is sent upstream', async () => {
     const member = await h.member();
