@@ -3,6 +3,7 @@
  * - no upstream at all (no SVC_UPSTREAM_URL): svc-tts speaks with the embedded espeak-ng engine through
  *   `POST /v1/audio/speech` (a real, non-silent WAV of plausible length), svc-music and svc-img answer 503
  *   saying how to configure an upstream;
+ * - per-model deployments with fallback, as for chat, and no SVC_UPSTREAM_URL;
  * - `media.storage.kind: s3` against s3rver: svc-img's links serve the upstream's bytes from the bucket.
  * Real PostgreSQL and Redis.
  */
@@ -12,6 +13,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultModels } from '../../../server/config/catalogue.ts';
 import { decodeAudio } from '../../../server/modules/media/audio/audio.ts';
 import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
 import { startS3, type TestS3 } from '../../helpers/s3-server.ts';
@@ -109,6 +111,72 @@ describe('no upstream: the embedded speech engine', () => {
     expect((image as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
     expect((image as InstanceType<typeof OpenAI.APIError>).message).toMatch(/SVC_UPSTREAM_URL/);
     expect(await ledgerRows(mode.database, member.accountId, 0)).toEqual([]);
+  });
+});
+
+describe('media deployments', () => {
+  let mode: Awaited<ReturnType<typeof realMode>>;
+  let app: TestApp;
+  let broken: ScriptedUpstream;
+  let good: ScriptedUpstream;
+  let dir: string;
+
+  beforeAll(async () => {
+    broken = await startScriptedUpstream({ defaults: { status: 500 } });
+    good = await startScriptedUpstream();
+    mode = await realMode();
+    dir = mkdtempSync(join(tmpdir(), 'svc-media-deployments-'));
+    app = await startApp(mode.config, {
+      config: {
+        ...relaxedLimits,
+        media: { storage: { kind: 'local', dir } },
+        upstreams: { 'gpu-a': { baseUrl: broken.url, label: 'gpu-a' }, 'gpu-b': { baseUrl: good.url, label: 'gpu-b' } },
+        models: {
+          ...defaultModels,
+          'svc-img': { ...defaultModels['svc-img'], deployments: [{ upstream: 'gpu-a', model: 'flux-dev' }, { upstream: 'gpu-b', model: 'flux-schnell' }] },
+          'svc-music': { ...defaultModels['svc-music'], deployments: [{ upstream: 'gpu-a', model: 'musicgen-large' }] },
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await broken?.close();
+    await good?.close();
+    await mode?.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('falls back to the next image deployment with its own upstream model name', async () => {
+    const member = await createMember(app);
+    const completion = await member.client.chat.completions.create({ model: 'svc-img', messages: [{ role: 'user', content: 'a windmill' }] });
+    expect(completion.choices[0]!.message.content).toMatch(/^!\[a windmill\]\(http:\/\/127\.0\.0\.1:\d+\/v1\/media\/[A-Za-z0-9_-]{22}\.png\)$/);
+    expect(broken.media.at(-1)!.body.model).toBe('flux-dev');
+    expect(good.media.at(-1)!.body.model).toBe('flux-schnell');
+    const [row] = await ledgerRows(mode.database, member.accountId, 1);
+    expect(row).toMatchObject({ product: 'image', status: 'ok', deployment: 'gpu-b' });
+  });
+
+  it('reports the last music deployment by its label when all fail, refunded; svc-tts without one still speaks', async () => {
+    const member = await createMember(app);
+    const music = await fetch(`${app.url}/v1/audio/speech`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${member.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'svc-music', input: 'a waltz', duration: 20 }),
+    });
+    expect(music.status).toBe(502);
+    const body = await music.text();
+    expect(JSON.parse(body)).toMatchObject({ code: 'upstream_error', debug: { upstreamHost: 'gpu-a', upstreamStatus: 500, quotaRefunded: true } });
+    expect(body).not.toContain('127.0.0.1');
+    expect(broken.media.at(-1)!.body).toMatchObject({ model: 'musicgen-large', duration: 20 });
+
+    const speech = await member.client.audio.speech.create({ model: 'svc-tts', input: 'Still speaking.', voice: 'ash', response_format: 'pcm' });
+    expect((await speech.arrayBuffer()).byteLength).toBeGreaterThan(24_000);
+    const rows = await ledgerRows(mode.database, member.accountId, 2);
+    expect(rows.map((row) => [row.product, row.status])).toEqual([
+      ['music', 'refunded'],
+      ['speech', 'ok'],
+    ]);
   });
 });
 
