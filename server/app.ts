@@ -24,6 +24,7 @@ import { accountRoutes } from './modules/account/account.rest.ts';
 import { apiKeyRoutes } from './modules/api-key/api-key.rest.ts';
 import { deviceAuthRoutes } from './modules/device-auth/device-auth.rest.ts';
 import { mediaRoutes } from './modules/media/media.rest.ts';
+import { speechRoutes } from './modules/media/speech.rest.ts';
 import { modelRoutes } from './modules/model/model.rest.ts';
 import { planRoutes } from './modules/plan/plan.rest.ts';
 import { gatewayRoutes, isMeteredPath } from './modules/gateway/gateway.rest.ts';
@@ -131,6 +132,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(usageRoutes);
   await app.register(searchRoutes);
   await app.register(mediaRoutes);
+  await app.register(speechRoutes);
   await app.register(staffRoutes);
   await app.register(graphqlRoutes);
   await app.register(spaRoutes);

@@ -4,7 +4,7 @@
  * gateway, the CLI) receives these same objects; nothing else constructs a service.
  *
  * A new metered product adds its executor here and registers it on a surface: e.g.
- * `chatSurface.register('svc-img', (body, principal) => images.planFromChat(body, principal))`.
+ * `chatSurface.register('svc-img', (body) => images.planFromChat(body))`.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { randomUUID } from 'node:crypto';
@@ -28,7 +28,9 @@ import { OidcService } from './modules/account/oidc.service.ts';
 import { ApiKeyService } from './modules/api-key/api-key.service.ts';
 import { DeviceAuthService } from './modules/device-auth/device-auth.service.ts';
 import { ChatExecutor } from './modules/gateway/chat.executor.ts';
+import { ImageExecutor, imageModelId } from './modules/media/image.executor.ts';
 import { MediaService } from './modules/media/media.service.ts';
+import { SpeechExecutor } from './modules/media/speech.executor.ts';
 import { ChatSurface } from './modules/gateway/chat.surface.ts';
 import { CompletionsSurface } from './modules/gateway/completions.surface.ts';
 import { ResponseStore } from './modules/gateway/responses.store.ts';
@@ -91,6 +93,10 @@ export interface Services {
   responsesSurface: ResponsesSurface;
   /** `POST /v1/completions`: legacy text completions over the chat executor. */
   completionsSurface: CompletionsSurface;
+  /** svc-img on the chat surface: image upstream → stored images → Markdown links. */
+  images: ImageExecutor;
+  /** `POST /v1/audio/speech`: svc-tts (an upstream or the embedded engine) and svc-music (an upstream). */
+  speech: SpeechExecutor;
   /** Starts timers and subscriptions (sweeper, settlement health, checkpoints, usage events). */
   start(): void;
   /** Stops everything in reverse dependency order, flushing what is queued; each step has a deadline. */
@@ -137,6 +143,9 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
   const responsesSurface = new ResponsesSurface(pipeline, chatSurface, chat, new ResponseStore(redis.redis, config.gateway.responsesRetentionSeconds));
   const completionsSurface = new CompletionsSurface(pipeline, chatSurface, chat);
   const media = new MediaService(config, log);
+  const images = new ImageExecutor(config, registry, media);
+  chatSurface.register(imageModelId, (body) => images.planFromChat(body));
+  const speech = new SpeechExecutor(config, registry, media);
   const plans = new PlanService(config, entitlements);
   const usage = new UsageService(config, db, pools, windows, entitlements, events);
   const audit = new AuditLog(db);
@@ -172,6 +181,8 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
     media,
     responsesSurface,
     completionsSurface,
+    images,
+    speech,
     start() {
       identity.start();
       settlement.start();

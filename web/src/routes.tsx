@@ -6,6 +6,7 @@
 import type { RouteObject } from 'react-router';
 import { AccountPage } from './modules/account/components/account-page.tsx';
 import { DevicePage } from './modules/device/components/device-page.tsx';
+import { MediaDocsPage } from './modules/docs/components/media-page.tsx';
 import { QuickStartPage } from './modules/docs/components/quick-start-page.tsx';
 import { LandingPage } from './modules/home/components/landing-page.tsx';
 import { PricingPage } from './modules/plan/components/pricing-page.tsx';
@@ -25,6 +26,7 @@ export const routes: RouteObject[] = [
         children: [
           { index: true, element: <LandingPage /> },
           { path: 'pricing', element: <PricingPage /> },
+          { path: 'docs/media', element: <MediaDocsPage /> },
           // `docs/*` also matches `/docs` itself.
           { path: 'docs/*', element: <QuickStartPage /> },
           { path: 'account', element: <AccountPage /> },

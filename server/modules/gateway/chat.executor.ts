@@ -306,7 +306,7 @@ function saneUsage(value: unknown, call: ChatCall): UpstreamUsage | null {
 }
 
 /** Waits until the client takes more or leaves; one that stops reading is let go at the turn's deadline. */
-function drained(res: ServerResponse, deadline: number): Promise<void> {
+export function drained(res: ServerResponse, deadline: number): Promise<void> {
   if (res.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => res.destroy(), Math.max(0, deadline - performance.now()));

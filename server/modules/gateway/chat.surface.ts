@@ -4,6 +4,9 @@
  * planner registered for its model — the chat executor for every other model.
  *
  *   surface.register('svc-img', (body, principal) => images.planFromChat(body, principal));
+ *
+ * Fields a model takes besides the chat ones (e.g. `size` for svc-img) reach its planner as they were sent:
+ * the chat validator checks the fields svc owns and forwards the rest.
  */
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../../config/config.ts';

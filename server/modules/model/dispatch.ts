@@ -17,6 +17,8 @@ export interface UpstreamRequest {
   endpoint: string;
   /** The JSON body for this deployment (its upstream model name differs per deployment). */
   body(deployment: Deployment): string;
+  /** The `accept` header; default JSON or SSE (chat). Speech asks for audio. */
+  accept?: string;
 }
 
 export async function dispatch(turn: Turn, deployments: readonly Deployment[], signal: ClientSignal, request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
@@ -31,7 +33,7 @@ export async function dispatch(turn: Turn, deployments: readonly Deployment[], s
         const response = await deployment.pool.request({
           path: `${deployment.basePath}${request.endpoint}`,
           method: 'POST',
-          headers: upstreamHeaders(deployment),
+          headers: upstreamHeaders(deployment, request.accept),
           body: payload,
           signal: signal as unknown as AbortSignal,
         });
@@ -51,8 +53,8 @@ export async function dispatch(turn: Turn, deployments: readonly Deployment[], s
   throw failure ?? new UpstreamFailure('upstream_unavailable', 'No upstream is configured for this model.', null);
 }
 
-function upstreamHeaders(deployment: Deployment): Record<string, string> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+function upstreamHeaders(deployment: Deployment, accept = 'application/json, text/event-stream'): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept };
   if (deployment.authorization) headers.authorization = deployment.authorization;
   return headers;
 }

@@ -46,6 +46,8 @@ export function forwards(filter: FieldFilter, field: string): boolean {
 export interface RoutedModel extends MeteredModel {
   maxOutputTokens: number;
   deployments: readonly Deployment[];
+  /** The deployments are the quick-start upstream (`SVC_UPSTREAM_URL`), not ones configured for this model. */
+  quickStart: boolean;
   /** Pre-serialized `"model":"<resolvedId>"` fragment for the stream rewriter. */
   modelJson: string;
 }
@@ -132,6 +134,7 @@ export class ModelRegistry {
         },
         maxOutputTokens: model.maxOutputTokens,
         deployments: deploymentsOf(resolvedId),
+        quickStart: config.models[resolvedId]!.deployments.length === 0 && config.defaultUpstream !== null,
         modelJson: `"model":${JSON.stringify(resolvedId)}`,
       });
     }

@@ -49,6 +49,13 @@ export function QuickStartPage() {
         </li>
       </ol>
 
+      <section className="section">
+        <h2>{t('media.heading')}</h2>
+        <p>
+          <Trans t={t} i18nKey="media.body" components={{ code, media: <Link to="/docs/media" /> }} />
+        </p>
+      </section>
+
       <section className="section callout">
         <h2>{t('errors.heading')}</h2>
         <p>

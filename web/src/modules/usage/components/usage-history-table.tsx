@@ -3,7 +3,7 @@ import { useFormat } from '../../../lib/format.ts';
 import { usePlanText } from '../../plan/components/plan-labels.ts';
 import type { UsageRecordFragment } from '../graphql/usage-record.fragment.ts';
 
-/** Recent requests, newest first: when, which model, tokens in → out, cost with its currency, outcome. */
+/** Recent requests, newest first: when, which model, what it produced, tokens in → out, cost with its currency, outcome. */
 export function UsageHistoryTable({ nodes }: { nodes: UsageRecordFragment[] }) {
   const { t } = useTranslation('usage');
   const format = useFormat();
@@ -15,6 +15,7 @@ export function UsageHistoryTable({ nodes }: { nodes: UsageRecordFragment[] }) {
           <tr>
             <th scope="col">{t('history.columns.time')}</th>
             <th scope="col">{t('history.columns.model')}</th>
+            <th scope="col">{t('history.columns.produced')}</th>
             <th scope="col" className="num">
               {t('history.columns.tokens')}
             </th>
@@ -43,6 +44,9 @@ export function UsageHistoryTable({ nodes }: { nodes: UsageRecordFragment[] }) {
                 )}
                 <span className={`tier tier--${node.class}`}>{plan.className(node.class)}</span>
                 {node.stream && <span className="muted usage-table__note">{t('history.stream')}</span>}
+              </td>
+              <td data-testid="request-produced">
+                {node.unit && node.unitQuantity !== null ? t(`history.produced.${node.unit}`, { count: node.unitQuantity }) : <span className="muted">{t('history.produced.text')}</span>}
               </td>
               <td className="num">
                 {t('history.tokens', { input: format.integer(node.inputTokens), output: format.integer(node.outputTokens) })}

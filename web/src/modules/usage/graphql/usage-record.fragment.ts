@@ -4,6 +4,9 @@ import { MONEY_FRAGMENT, type MoneyFragment } from '../../money/graphql/money.fr
 import type { ModelClass } from '../../plan/graphql/plan-package.fragment.ts';
 
 export type UsageStatus = 'ok' | 'refunded' | 'client_disconnected' | 'upstream_failed' | 'abandoned';
+export type UsageProduct = 'chat' | 'search' | 'image' | 'speech' | 'music';
+/** What a product produces besides tokens (GraphQL `MeterUnit`). */
+export type MeterUnit = 'image' | 'audio_second' | 'search';
 
 export interface UsageRecordFragment {
   requestId: string;
@@ -19,6 +22,9 @@ export interface UsageRecordFragment {
   status: UsageStatus;
   latencyMs: number;
   channel: string;
+  product: UsageProduct;
+  unit: MeterUnit | null;
+  unitQuantity: number | null;
 }
 
 export const USAGE_RECORD_FRAGMENT: TypedDocumentNode<UsageRecordFragment> = gql`
@@ -38,6 +44,9 @@ export const USAGE_RECORD_FRAGMENT: TypedDocumentNode<UsageRecordFragment> = gql
     status
     latencyMs
     channel
+    product
+    unit
+    unitQuantity
   }
   ${MONEY_FRAGMENT}
 `;
