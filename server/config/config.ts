@@ -161,7 +161,9 @@ const AuthModel = z.strictObject({
 
 const MailModel = z.strictObject({
   from: z.string().min(3).default('svc <no-reply@localhost>'),
-  /** Unset: mail is written to the log and kept in an in-memory development outbox. */
+  /** Without SMTP, print each message (sign-in codes included) to the log: for development only. */
+  logOutbox: z.boolean().default(false),
+  /** Unset: mail is kept in an in-memory development outbox (printed only with `logOutbox`). */
   smtp: z
     .strictObject({
       host: z.string().min(1),

@@ -101,6 +101,11 @@ const API_PREFIXES = ['/v1', '/api/', '/graphql', '/oauth/', '/.well-known/', '/
  */
 export function installErrorHandling(app: FastifyInstance, allowedMethods: (method: string, path: string) => string[], notFoundPage: () => string | null = () => null): void {
   app.setErrorHandler((error, request, reply) => {
+    // A client that went away mid-body (or mid-request) is nobody to answer, and no fault of ours.
+    if (request.raw.aborted || reply.raw.destroyed) {
+      request.log.debug({ err: (error as Error).message }, 'client went away before the request was read');
+      return reply.hijack();
+    }
     const appError = toAppError(error);
     if (appError.code === 'internal_error') request.log.error({ err: error }, 'unexpected error');
     else if (appError.status >= 500) request.log.warn({ code: appError.code, err: appError.options.cause }, appError.message);

@@ -19,7 +19,7 @@ import { Account, accountRoles, type AccountRole, type IAccount } from './accoun
 import { EmailCode } from './email-code.entity.ts';
 import { signInCodeMail } from './account.mail.ts';
 import type { Mailer } from './mailer.ts';
-import { decoyHash, hashPassword, needsRehash, passwordRules, verifyPassword } from './password.ts';
+import { decoyHash, guessablePassword, hashPassword, needsRehash, passwordRules, verifyPassword } from './password.ts';
 import type { Principal } from '../identity/principal.ts';
 
 export interface AccountView {
@@ -72,7 +72,7 @@ export class AccountService {
    */
   async signUp(input: SignUpInput, client: ClientInfo = {}): Promise<AccountView> {
     const email = normaliseEmail(input.email);
-    checkPassword(input.password);
+    checkPassword(input.password, email);
     const role = input.role ?? 'member';
     if (!accountRoles.includes(role)) throw new AppError('invalid_request', `role must be one of ${accountRoles.join(', ')}.`, { param: 'role' });
     if (client.ip) {
@@ -264,7 +264,7 @@ export class AccountService {
    */
   async createUser(input: { email: string; password?: string | null; role: AccountRole }): Promise<{ account: AccountView; created: boolean; previousRole: AccountRole | null }> {
     const email = normaliseEmail(input.email);
-    if (input.password != null) checkPassword(input.password);
+    if (input.password != null) checkPassword(input.password, email);
     if (!accountRoles.includes(input.role)) throw new AppError('invalid_request', `role must be one of ${accountRoles.join(', ')}.`, { param: 'role' });
     const em = entityManager(this.#db);
     const existing = await em.findOne(Account, { email });
@@ -348,13 +348,26 @@ export function normaliseEmail(input: unknown): string {
   return email;
 }
 
-function checkPassword(password: unknown): asserts password is string {
+function checkPassword(password: unknown, email: string): asserts password is string {
   if (typeof password !== 'string') throw new AppError('invalid_request', bilingual('password is required.', '请填写密码。'), { param: 'password' });
   if (password.length < passwordRules.minLength) {
     throw new AppError('invalid_request', bilingual('password must be at least {min} characters.', '密码至少需要 {min} 个字符。', { min: passwordRules.minLength }), { param: 'password' });
   }
   if (password.length > passwordRules.maxLength) {
     throw new AppError('invalid_request', bilingual('password must be at most {max} characters.', '密码最多 {max} 个字符。', { max: passwordRules.maxLength }), { param: 'password' });
+  }
+  switch (guessablePassword(password, email)) {
+    case 'email':
+      throw new AppError('invalid_request', bilingual('password must not be your email address.', '密码不能是您的邮箱地址。'), { param: 'password' });
+    case 'common':
+      throw new AppError(
+        'invalid_request',
+        bilingual(
+          'password is too easy to guess (a common password, or close to one); a phrase of a few unrelated words is both strong and easy to remember.',
+          '密码太容易被猜到（是常见密码或与之相近）；由几个互不相关的词组成的短语既安全又好记。',
+        ),
+        { param: 'password' },
+      );
   }
 }
 

@@ -1,6 +1,7 @@
 /**
- * Outgoing mail. With `mail.smtp` configured, nodemailer sends over SMTP; otherwise each message is written
- * to the log and kept in a small in-memory development outbox (tests and local setups read codes there).
+ * Outgoing mail. With `mail.smtp` configured, nodemailer sends over SMTP; otherwise each message is kept in
+ * a small in-memory development outbox (tests read codes there) and printed to the log only when
+ * `mail.logOutbox` is on.
  */
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
@@ -48,7 +49,10 @@ export class Mailer {
     if (!this.#transport) {
       this.outbox.push({ ...mail, sentAt: new Date() });
       if (this.outbox.length > outboxSize) this.outbox.shift();
-      this.#log.info({ mail: { to: mail.to, subject: mail.subject } }, `mail (no SMTP configured, development outbox): ${mail.text}`);
+      // Messages carry sign-in codes: the log says one was "sent", never what it said — unless the operator
+      // asked for the outbox to be printed (`mail.logOutbox`, for development without a mail server).
+      if (this.#config.mail.logOutbox) this.#log.info({ mail: { to: mail.to, subject: mail.subject } }, `mail (no SMTP configured, development outbox): ${mail.text}`);
+      else this.#log.info({ mail: { to: mail.to } }, 'mail kept in the development outbox (no SMTP configured; set mail.logOutbox to print it)');
       return;
     }
     try {

@@ -4,13 +4,30 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hash, verify, type Algorithm } from '@node-rs/argon2';
+import { ZxcvbnFactory } from '@zxcvbn-ts/core';
+import { adjacencyGraphs, dictionary } from '@zxcvbn-ts/language-common';
 
 /** `Algorithm.Argon2id`; the package declares a `const enum`, which type stripping cannot inline. */
 const argon2id = 2 as Algorithm;
 
 export const passwordParams = { algorithm: argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1, outputLen: 32 } as const;
 
-export const passwordRules = { minLength: 8, maxLength: 256 } as const;
+export const passwordRules = { minLength: 8, maxLength: 256, minStrength: 2 } as const;
+
+let estimator: ZxcvbnFactory | null = null;
+
+/**
+ * Whether a password is too easy to guess: zxcvbn's estimate (common-password and name dictionaries,
+ * keyboard patterns, repeats, dates) below "somewhat guessable" (score 2), or the account's own email or
+ * its local part. The dictionaries load on first use.
+ */
+export function guessablePassword(password: string, email: string): 'email' | 'common' | null {
+  const lower = password.trim().toLowerCase();
+  const local = email.slice(0, email.lastIndexOf('@'));
+  if (lower === email || (local.length >= 4 && lower === local)) return 'email';
+  estimator ??= new ZxcvbnFactory({ dictionary, graphs: adjacencyGraphs });
+  return estimator.check(password.slice(0, 100), [email, local]).score < passwordRules.minStrength ? 'common' : null;
+}
 
 export function hashPassword(password: string): Promise<string> {
   return hash(password, passwordParams);
