@@ -97,6 +97,21 @@ describe('OIDC sign-in', () => {
     expect((await callback(theirs.flowCookie, { code: 'code-4', state: theirs.state })).status).toBe(400);
   });
 
+  it('never signs an unverified provider email into an existing account (nor takes it over)', async () => {
+    const email = uniqueEmail('sso-unverified');
+    const owner = new Browser(server.url);
+    await owner.signUp(email, 'owner password phrase');
+    const { flowCookie, state, nonce } = await begin('/account');
+    idp.next = { email, nonce, emailVerified: false };
+    const response = await callback(flowCookie, { code: 'code-unverified', state });
+    expect(response.status).toBe(401);
+    expect(response.headers.getSetCookie().some((line) => /^svc_membership_session=[^;]+/.test(line) && !line.includes('Max-Age=0'))).toBe(false);
+    expect(((await response.json()) as { code: string; message: string }).message).toMatch(/has not verified/);
+    // The owner's password and session still work: nothing was taken over.
+    expect((await owner.fetch('/api/membership/me')).status).toBe(200);
+    expect((await new Browser(server.url).fetch('/api/membership/auth/login', { body: { email, password: 'owner password phrase' } })).status).toBe(200);
+  });
+
   it('takes over an unverified password account: the squatter’s password and session stop working', async () => {
     const email = uniqueEmail('sso-victim');
     const squatter = new Browser(server.url);
@@ -125,7 +140,7 @@ describe('OIDC sign-in', () => {
 interface ScriptedProvider {
   issuer: string;
   /** Who the next token response says signed in. */
-  next: { email: string; nonce: string } | null;
+  next: { email: string; nonce: string; emailVerified?: boolean } | null;
   tokenRequests: number;
   close(): Promise<void>;
 }
@@ -161,7 +176,7 @@ async function scriptedProvider(clientId: string): Promise<ScriptedProvider> {
       if (!who) return json(400, { error: 'invalid_grant' });
       const now = Math.floor(Date.now() / 1000);
       const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-      const claims = { iss: issuer, aud: clientId, sub: `sub-${who.email}`, iat: now, exp: now + 300, nonce: who.nonce, email: who.email, email_verified: true };
+      const claims = { iss: issuer, aud: clientId, sub: `sub-${who.email}`, iat: now, exp: now + 300, nonce: who.nonce, email: who.email, email_verified: who.emailVerified ?? true };
       return json(200, { access_token: 'at', token_type: 'Bearer', expires_in: 300, id_token: `${part({ alg: 'RS256', typ: 'JWT' })}.${part(claims)}.c2ln` });
     }
     return json(404, { error: 'not_found' });
