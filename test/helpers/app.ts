@@ -55,6 +55,11 @@ export async function startApp(base: Record<string, unknown>, options: StartOpti
   return { app, config, url, close: () => app.close() };
 }
 
+/** Waits until each app's settlement round is written — ledger rows, then the pools — instead of sleeping. */
+export async function settled(...apps: TestApp[]): Promise<void> {
+  await Promise.all(apps.map((app) => app.app.services.settlement.flush()));
+}
+
 export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

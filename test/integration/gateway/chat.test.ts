@@ -2,6 +2,7 @@
  * `POST /v1/chat/completions` through the official `openai` SDK against the scripted upstream.
  */
 import type OpenAI from 'openai';
+import { settled } from '../../helpers/app.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerRows, startHarness, type Harness, type Member } from './harness.ts';
 
@@ -164,7 +165,7 @@ describe('usage', () => {
     const member = await h.member();
     await member.client.chat.completions.create({ model: 'svc-2.1', messages: hello });
     const [row] = await ledgerRows(h.database, member.accountId);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await settled(h.app);
     const response = await fetch(`${h.app.url}/graphql`, {
       method: 'POST',
       headers: { authorization: `Bearer ${member.key}`, 'content-type': 'application/json' },
@@ -185,7 +186,7 @@ describe('usage', () => {
 
   it('leaves no reservation or stream slot behind once everything has settled', async () => {
     const redis = h.app.app.services.redis.redis!;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await settled(h.app);
     expect(await redis.zcard('res:index')).toBe(0);
     const prefix = h.app.config.redis.keyPrefix;
     expect(await redis.keys(`${prefix}res:*`)).toEqual([]);

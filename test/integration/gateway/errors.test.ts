@@ -3,6 +3,7 @@
  * (code, stage, actions, debug), refunds, and a failure after the stream began.
  */
 import OpenAI from 'openai';
+import { settled } from '../../helpers/app.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerRows, startHarness, type Harness, type Member } from './harness.ts';
 
@@ -106,7 +107,7 @@ describe('errors before the first byte', () => {
     const rows = await ledgerRows(h.database, member.accountId, 2);
     expect(rows).toHaveLength(2);
     for (const row of rows) expect(row).toMatchObject({ status: 'refunded', cost_micros: '0', output_tokens: 0 });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await settled(h.app);
     expect(await usedMicros(member)).toBe(0);
   });
 

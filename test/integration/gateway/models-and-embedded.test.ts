@@ -6,7 +6,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPlans } from '../../../server/config/catalogue.ts';
-import { embeddedMode, startApp, type TestApp } from '../../helpers/app.ts';
+import { embeddedMode, startApp, type TestApp, settled } from '../../helpers/app.ts';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/scripted-upstream.ts';
 import { Settlement } from '../../../server/metering/settlement.ts';
 import { Sweeper } from '../../../server/metering/sweeper.ts';
@@ -87,14 +87,14 @@ describe('embedded mode', () => {
     let usage = null;
     for await (const chunk of stream) usage = chunk.usage ?? usage;
     expect(usage).toMatchObject({ completion_tokens: 8 });
-    await new Promise((resolve) => setTimeout(resolve, 50)); // settlement releases the stream's reservation
+    await settled(app); // settlement releases the stream's reservation
     // Two slow requests at once: the second worst case no longer fits beside the first.
     const slow = { ...params, messages: [{ role: 'user' as const, content: '#script {"latencyMs":400}' }] };
     const results = await Promise.allSettled([client.chat.completions.create(slow), client.chat.completions.create(slow)]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
     expect((rejected.reason as InstanceType<typeof OpenAI.APIError>).status).toBe(402);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await settled(app);
     const connection = app.app.services.db.orm.em.getConnection();
     const rows = await connection.execute<{ status: string; cost_micros: string }[]>(`select status, cost_micros from usage_ledger where account_id = ? order by id`, [account.id], 'all');
     expect(rows.map((row) => row.status)).toEqual(['ok', 'ok', 'ok']);
@@ -116,7 +116,7 @@ describe('reconciliation', () => {
     await member.client.chat.completions.create({ model: 'svc-2.1', messages: [{ role: 'user', content: 'two' }] });
     const rows = await ledgerRows(h.database, member.accountId, 2);
     const billed = rows.reduce((sum, row) => sum + Number(row.cost_micros), 0);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await settled(h.app);
     const { services } = h.app.app;
     const redis = services.redis.redis!;
     const windows = services.windows.current();

@@ -6,7 +6,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPlans } from '../../../server/config/catalogue.ts';
 import { formatMicros } from '../../../server/config/money.ts';
-import { startApp, type TestApp } from '../../helpers/app.ts';
+import { settled, startApp, type TestApp } from '../../helpers/app.ts';
 import { createMember, ledgerRows, relaxedLimits, startHarness, type Harness } from './harness.ts';
 
 const k = 7;
@@ -75,7 +75,7 @@ describe('pools under concurrency', () => {
     for (const row of rows) expect(Number(row.reserved_micros)).toBe(reservation);
 
     // Settled: the pool holds exactly what the ledger billed (reservations released).
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await settled(h.app, second);
     const usage = await fetch(`${second.url}/api/membership/usage`, { headers: { authorization: `Bearer ${member.key}` } });
     const report = (await usage.json()) as { pools: { class: string; window: string; used: { amountMicros: number }; limit: { amountMicros: number }; resetsAt: string }[] };
     expect(report.pools).toHaveLength(6);

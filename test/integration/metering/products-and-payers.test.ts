@@ -3,6 +3,7 @@
  * ledger row that records its product and unit; and the payer, not the caller, is charged. Real
  * PostgreSQL and Redis.
  */
+import { settled } from '../../helpers/app.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Executor, TurnPlan } from '../../../server/metering/executor.ts';
 import type { Metered, MeterUnit, Product, Turn } from '../../../server/metering/turn.ts';
@@ -71,7 +72,7 @@ describe('one pipeline, every product', () => {
       expect(row.input_tokens).toBe(100);
       expect(row.output_tokens).toBe(400);
     }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await settled(h.app);
     expect(await poolUsed(principal.payer, 'premium')).toBe(98 * cases.length);
   });
 
@@ -82,7 +83,7 @@ describe('one pipeline, every product', () => {
     expect(failure).toMatchObject({ code: 'upstream_unavailable', options: { debug: { quotaRefunded: true, upstreamHost: 'scripted' } } });
     const [row] = await ledgerRows(h.database, member.accountId, 1);
     expect(row).toMatchObject({ product: 'search', status: 'refunded', cost_micros: '0' });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await settled(h.app);
     expect(await poolUsed(principal.payer, 'premium')).toBe(0);
   });
 });
@@ -120,7 +121,7 @@ describe('payers', () => {
     const [row] = await ledgerRows(h.database, member.accountId, 1);
     expect(row).toMatchObject({ payer_kind: 'organisation', payer_id: org.accountId, credential_kind: 'enterprise_key', channel: 'enterprise' });
     expect(Number(row!.cost_micros)).toBeGreaterThan(0);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await settled(h.app);
     const orgPayer: Payer = { kind: 'organisation', id: org.accountId, package: 'pro' };
     expect(await poolUsed(orgPayer, 'premium')).toBe(Number(row!.cost_micros));
     expect(await poolUsed(caller.payer, 'premium')).toBe(0);

@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPlans } from '../../../server/config/catalogue.ts';
 import { formatMicros } from '../../../server/config/money.ts';
-import { startApp, type TestApp } from '../../helpers/app.ts';
+import { startApp, type TestApp, settled } from '../../helpers/app.ts';
 import { ledgerRows, relaxedLimits, startHarness, type Harness } from '../gateway/harness.ts';
 
 const k = 4;
@@ -123,7 +123,7 @@ describe('a client-chosen request id keys nothing', () => {
       expect(row.payer_id).toBe(attacker.accountId);
     }
     // Each pool holds exactly its own ledger's cost.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await settled(h.app, second);
     for (const member of [victim, attacker]) {
       const usage = await fetch(`${h.app.url}/api/membership/usage`, { headers: { authorization: `Bearer ${member.key}` } });
       const report = (await usage.json()) as { pools: { class: string; window: string; used: { amountMicros: number } }[] };
