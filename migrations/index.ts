@@ -13,6 +13,7 @@ import { Migration20261122010000_instances } from './Migration20261122010000_ins
 import { Migration20261123010000_search } from './Migration20261123010000_search.ts';
 import { Migration20261123030000_billing } from './Migration20261123030000_billing.ts';
 import { Migration20261122100000_staff } from './Migration20261122100000_staff.ts';
+import { Migration20261123060000_stats } from './Migration20261123060000_stats.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000000_account', class: Migration20261121000000_account },
@@ -24,4 +25,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123010000_search', class: Migration20261123010000_search },
   { name: 'Migration20261123030000_billing', class: Migration20261123030000_billing },
   { name: 'Migration20261122100000_staff', class: Migration20261122100000_staff },
+  { name: 'Migration20261123060000_stats', class: Migration20261123060000_stats },
 ];
