@@ -18,14 +18,15 @@ const tabs: { mode: Mode; label: string }[] = [
   { mode: 'sign-up', label: 'Create account' },
 ];
 
-export function SignInPanel({ onSignedIn, returnTo = '/account' }: { onSignedIn(): Promise<void> | void; returnTo?: string }) {
+/** `signUp: false` leaves the "Create account" tab out (the admin app signs existing staff in). */
+export function SignInPanel({ onSignedIn, returnTo = '/account', signUp = true }: { onSignedIn(): Promise<void> | void; returnTo?: string; signUp?: boolean }) {
   const [mode, setMode] = useState<Mode>('sign-in');
   const providers = useQuery(AUTH_PROVIDERS_QUERY);
   const oidcLabel = providers.data?.authProviders.oidcLabel;
   return (
     <section className="auth-panel" aria-label="Sign in or create an account">
       <div className="auth-tabs" role="tablist">
-        {tabs.map((tab) => (
+        {tabs.filter((tab) => signUp || tab.mode !== 'sign-up').map((tab) => (
           <button
             key={tab.mode}
             type="button"
