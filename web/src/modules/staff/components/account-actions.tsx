@@ -98,8 +98,9 @@ export function AccountActions({ account, sessionCount, viewerId, canManageStaff
           }}
         >
           <p>
-            Every credential of this account is refused at once on every server: API keys, device logins and the browser. Its {sessionCount}{' '}
-            {sessionCount === 1 ? 'session ends' : 'sessions end'} now. Its keys are kept and work again if you enable it.
+            Every credential of this account is refused at once on every server: API keys, device logins and the browser.{' '}
+            {sessionCount === 0 ? 'It has no live sessions.' : sessionCount === 1 ? 'Its one live session ends now.' : `Its ${sessionCount} live sessions end now.`} Its keys
+            are kept and work again if you enable it.
           </p>
         </ActionDialog>
       )}
@@ -120,7 +121,7 @@ export function AccountActions({ account, sessionCount, viewerId, canManageStaff
       {open === 'sessions' && (
         <ActionDialog
           title={`End every session of ${account.email}?`}
-          confirmLabel={`End ${sessionCount} ${sessionCount === 1 ? 'session' : 'sessions'}`}
+          confirmLabel={sessionCount === 1 ? 'End 1 session' : `End ${sessionCount} sessions`}
           danger
           reason="required"
           reasonPlaceholder="e.g. owner reported a stolen laptop"

@@ -74,12 +74,11 @@ type Stats = StatsQuery['stats'];
 function Tiles({ stats }: { stats: Stats }) {
   const { totals, reviewQueue } = stats;
   const errorRate = totals.requests > 0 ? totals.errors / totals.requests : 0;
-  const inDays = `in ${stats.days} days`;
   return (
     <section className="tiles" aria-label="Totals">
-      <Tile label="Requests" value={formatInteger(totals.requests)} note={inDays} />
-      <Tile label="Tokens in" value={formatCompact(totals.inputTokens)} note={`${formatInteger(totals.inputTokens)} ${inDays}`} />
-      <Tile label="Tokens out" value={formatCompact(totals.outputTokens)} note={`${formatInteger(totals.outputTokens)} ${inDays}`} />
+      <Tile label="Requests" value={formatInteger(totals.requests)} note={`in ${stats.days} days`} />
+      <Tile label="Tokens in" value={formatCompact(totals.inputTokens)} note={`${formatInteger(totals.inputTokens)} in ${stats.days} days`} />
+      <Tile label="Tokens out" value={formatCompact(totals.outputTokens)} note={`${formatInteger(totals.outputTokens)} in ${stats.days} days`} />
       <Tile label="Spend" value={formatCompactMoney(totals.spend)} note={`${formatMoney(totals.spend)} charged to pools`} />
       <Tile
         label="Errors"
