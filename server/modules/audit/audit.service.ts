@@ -49,6 +49,10 @@ export interface AuditRecord {
 
 export interface AuditFilter {
   actorId?: string | null;
+  /** The actor's email as it is now (exact, any case). */
+  actorEmail?: string | null;
+  /** Entries about this account: the account itself and its API keys. */
+  aboutAccountId?: string | null;
   targetType?: string | null;
   targetId?: string | null;
   action?: string | null;
@@ -118,6 +122,16 @@ export class AuditLog {
       if (!isUuid(filter.actorId)) throw new AppError('invalid_request', 'filter.actorId must be an account id.', { param: 'filter.actorId' });
       where.push('l."actor_id" = ?');
       params.push(filter.actorId);
+    }
+    if (filter.actorEmail) {
+      where.push('a."email" = ?');
+      params.push(filter.actorEmail.trim().toLowerCase());
+    }
+    if (filter.aboutAccountId) {
+      if (!isUuid(filter.aboutAccountId)) throw new AppError('invalid_request', 'filter.aboutAccountId must be an account id.', { param: 'filter.aboutAccountId' });
+      // Key revocations are filed under the key: find them through the keys the account owns (or owned).
+      where.push(`((l."target_type" = 'account' and l."target_id" = ?) or (l."target_type" = 'api_key' and l."target_id" in (select k."id"::text from "api_key" k where k."account_id" = ?)))`);
+      params.push(filter.aboutAccountId, filter.aboutAccountId);
     }
     if (filter.targetType) {
       where.push('l."target_type" = ?');

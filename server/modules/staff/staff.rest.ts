@@ -1,20 +1,54 @@
 /**
- * Staff actions over REST (DESIGN §8.2), for the admin app's compatibility layer and scripts: the same
- * service methods as the GraphQL mutations. Cookie session with the Origin check, as every cookie route;
- * the services refuse members (403 `forbidden`) and bearer credentials (401: staff act only from a web
- * session).
+ * Staff lookups and actions over REST (DESIGN §8.2), for the admin app's compatibility layer and scripts:
+ * the same service methods as the GraphQL queries and mutations. Cookie session with the Origin check, as
+ * every cookie route; the services refuse members (403 `forbidden`) and bearer credentials (401: staff act
+ * only from a web session).
  */
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors/app-error.ts';
 import { objectBody } from '../../http/body.ts';
 import { authenticateRequest, signedIn } from '../../http/web-session.ts';
 import type { AccountRole } from '../account/account.entity.ts';
+import { statsRanges, type StatsRange } from './stats.service.ts';
 
 type WithId = { Params: { id: string } };
 
 export async function staffRoutes(app: FastifyInstance): Promise<void> {
   const { services } = app;
   const base = '/api/membership/staff';
+
+  app.get<{ Querystring: Record<string, string | undefined> }>(`${base}/accounts`, async (request, reply) => {
+    const principal = signedIn(await authenticateRequest(request, services));
+    const { search, first, after } = request.query;
+    const page = await services.staff.searchAccounts(principal, { search, first: first === undefined ? null : Number(first), after: after ?? null });
+    reply.header('cache-control', 'no-store');
+    return { ok: true, accounts: page.nodes, nextCursor: page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null };
+  });
+
+  /** One account with its pools, live keys and sessions (the ledger is on GraphQL `account(id).usageHistory`). */
+  app.get<WithId>(`${base}/accounts/:id`, async (request, reply) => {
+    const principal = signedIn(await authenticateRequest(request, services));
+    const account = await services.staff.findAccount(principal, request.params.id);
+    if (!account) throw new AppError('not_found', `No account ${request.params.id}.`, { param: 'id' });
+    const [usage, apiKeys, sessions] = await Promise.all([
+      services.staff.accountUsage(principal, account),
+      services.staff.accountKeys(principal, account.id),
+      services.staff.accountSessions(principal, account.id),
+    ]);
+    reply.header('cache-control', 'no-store');
+    return { ok: true, account: { ...account, usage, apiKeys, sessions } };
+  });
+
+  app.get<{ Querystring: { range?: string } }>(`${base}/stats`, async (request, reply) => {
+    const principal = signedIn(await authenticateRequest(request, services));
+    const range = request.query.range ?? 'last_30_days';
+    if (!Object.hasOwn(statsRanges, range)) {
+      throw new AppError('invalid_request', `range must be one of ${Object.keys(statsRanges).join(', ')}.`, { param: 'range' });
+    }
+    const [stats, reviewQueue] = await Promise.all([services.stats.stats(principal, range as StatsRange), services.stats.reviewQueue(principal)]);
+    reply.header('cache-control', 'no-store');
+    return { ok: true, stats: { ...stats, reviewQueue } };
+  });
 
   app.post<WithId>(`${base}/accounts/:id/disable`, async (request) => {
     const principal = signedIn(await authenticateRequest(request, services));
@@ -65,10 +99,10 @@ export async function staffRoutes(app: FastifyInstance): Promise<void> {
 
   app.get<{ Querystring: Record<string, string | undefined> }>(`${base}/audit-log`, async (request, reply) => {
     const principal = signedIn(await authenticateRequest(request, services));
-    const { actorId, targetType, targetId, action, first, after } = request.query;
+    const { actorId, actorEmail, aboutAccountId, targetType, targetId, action, first, after } = request.query;
     const page = await services.audit.list(
       principal,
-      { actorId, targetType, targetId, action },
+      { actorId, actorEmail, aboutAccountId, targetType, targetId, action },
       { first: first === undefined ? null : Number(first), after: after ?? null },
     );
     reply.header('cache-control', 'no-store');
