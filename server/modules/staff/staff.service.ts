@@ -11,7 +11,8 @@
 import { LockMode } from '@mikro-orm/core';
 import type { Database, Em } from '../../db/orm.ts';
 import { isUuid } from '../../db/ids.ts';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, bilingual } from '../../errors/app-error.ts';
+import { isLocale } from '../../i18n/locale.ts';
 import * as authz from '../../authz/authz.ts';
 import { Account, accountRoles, type AccountRole, type IAccount } from '../account/account.entity.ts';
 import { view, type AccountView } from '../account/account.service.ts';
@@ -67,6 +68,7 @@ interface AccountRow {
   disabled_at: Date | string | null;
   email_verified: boolean;
   has_password: boolean;
+  locale: string | null;
 }
 
 export class StaffService {
@@ -96,10 +98,10 @@ export class StaffService {
     authz.assert(actor, 'account:read');
     const first = query.first ?? ACCOUNTS_DEFAULT_PAGE;
     if (!Number.isInteger(first) || first < 1 || first > ACCOUNTS_MAX_PAGE) {
-      throw new AppError('invalid_request', `first must be an integer from 1 to ${ACCOUNTS_MAX_PAGE}.`, { param: 'first' });
+      throw new AppError('invalid_request', bilingual('first must be an integer from 1 to {max}.', 'first 必须是 1 到 {max} 之间的整数。', { max: ACCOUNTS_MAX_PAGE }), { param: 'first' });
     }
     const search = (query.search ?? '').trim().toLowerCase();
-    if (search.length > maxSearchLength) throw new AppError('invalid_request', `search must be at most ${maxSearchLength} characters.`, { param: 'search' });
+    if (search.length > maxSearchLength) throw new AppError('invalid_request', bilingual('search must be at most {max} characters.', 'search 最多 {max} 个字符。', { max: maxSearchLength }), { param: 'search' });
     const where: string[] = [];
     const params: unknown[] = [];
     if (isUuid(search)) {
@@ -117,7 +119,7 @@ export class StaffService {
     params.push(first + 1);
     const rows = await this.#db.orm.em.getConnection().execute<AccountRow[]>(
       `select "id", (extract(epoch from "created_at") * 1000000)::bigint as "created_us", "created_at", "email", "display_name", "role",
-              "plan_package", "plan_package_until", "disabled_at", "email_verified_at" is not null as "email_verified", "password_hash" is not null as "has_password"
+              "plan_package", "plan_package_until", "disabled_at", "email_verified_at" is not null as "email_verified", "password_hash" is not null as "has_password", "locale"
          from "account"
         ${where.length > 0 ? `where ${where.join(' and ')}` : ''}
         order by "created_at" desc, "id" desc limit ?`,
@@ -247,7 +249,7 @@ export class StaffService {
   /** Admins change an account's role (member, support, admin); never their own. */
   async setAccountRole(actor: authz.Actor, accountId: string, role: AccountRole, options: StaffRequest & { reason?: string | null } = {}): Promise<AccountView> {
     authz.assert(actor, 'staff:set-role');
-    if (!accountRoles.includes(role)) throw new AppError('invalid_request', `role must be one of ${accountRoles.join(', ')}.`, { param: 'role' });
+    if (!accountRoles.includes(role)) throw new AppError('invalid_request', bilingual('role must be one of {roles}.', 'role 必须是 {roles} 之一。', { roles: accountRoles.join(', ') }), { param: 'role' });
     const target = await this.#find(accountId);
     authz.assert(actor, 'staff:set-role', resource(target));
     const reason = optionalReason(options.reason);
@@ -275,7 +277,7 @@ export class StaffService {
 
   async #find(accountId: string): Promise<IAccount> {
     const account = isUuid(accountId) ? await this.#db.orm.em.fork().findOne(Account, { id: accountId }) : null;
-    if (!account) throw new AppError('not_found', isUuid(accountId) ? `No account ${accountId}.` : 'That is not an account id.', { param: 'accountId' });
+    if (!account) throw new AppError('not_found', isUuid(accountId) ? bilingual('No account {id}.', '没有账户 {id}。', { id: accountId }) : bilingual('That is not an account id.', '这不是账户 ID。'), { param: 'accountId' });
     return account;
   }
 
@@ -302,6 +304,7 @@ function accountView(row: AccountRow): AccountView {
     emailVerified: row.email_verified,
     hasPassword: row.has_password,
     createdAt: new Date(row.created_at),
+    locale: isLocale(row.locale) ? row.locale : null,
   };
 }
 
@@ -311,7 +314,7 @@ function encodeAccountCursor(createdUs: string, id: string): string {
 
 function decodeAccountCursor(cursor: string): { createdUs: string; id: string } {
   const match = /^account:(\d{1,16}):([0-9a-f-]{36})$/.exec(Buffer.from(cursor, 'base64url').toString());
-  if (!match || !isUuid(match[2]!)) throw new AppError('invalid_request', 'after is not a cursor this API returned.', { param: 'after' });
+  if (!match || !isUuid(match[2]!)) throw new AppError('invalid_request', bilingual('after is not a cursor this API returned.', 'after 不是本接口返回的游标。'), { param: 'after' });
   return { createdUs: match[1]!, id: match[2]! };
 }
 
