@@ -5,7 +5,7 @@
  * only from a web session).
  */
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, bilingual } from '../../errors/app-error.ts';
 import { objectBody } from '../../http/body.ts';
 import { authenticateRequest, signedIn } from '../../http/web-session.ts';
 import type { AccountRole } from '../account/account.entity.ts';
@@ -29,7 +29,7 @@ export async function staffRoutes(app: FastifyInstance): Promise<void> {
   app.get<WithId>(`${base}/accounts/:id`, async (request, reply) => {
     const principal = signedIn(await authenticateRequest(request, services));
     const account = await services.staff.findAccount(principal, request.params.id);
-    if (!account) throw new AppError('not_found', `No account ${request.params.id}.`, { param: 'id' });
+    if (!account) throw new AppError('not_found', bilingual('No account {id}.', '没有账户 {id}。', { id: request.params.id }), { param: 'id' });
     const [usage, apiKeys, sessions] = await Promise.all([
       services.staff.accountUsage(principal, account),
       services.staff.accountKeys(principal, account.id),
@@ -43,7 +43,7 @@ export async function staffRoutes(app: FastifyInstance): Promise<void> {
     const principal = signedIn(await authenticateRequest(request, services));
     const range = request.query.range ?? 'last_30_days';
     if (!Object.hasOwn(statsRanges, range)) {
-      throw new AppError('invalid_request', `range must be one of ${Object.keys(statsRanges).join(', ')}.`, { param: 'range' });
+      throw new AppError('invalid_request', bilingual('range must be one of {ranges}.', 'range 必须是 {ranges} 之一。', { ranges: Object.keys(statsRanges).join(', ') }), { param: 'range' });
     }
     const [stats, reviewQueue] = await Promise.all([services.stats.stats(principal, range as StatsRange), services.stats.reviewQueue(principal)]);
     reply.header('cache-control', 'no-store');
@@ -71,7 +71,7 @@ export async function staffRoutes(app: FastifyInstance): Promise<void> {
   app.post<WithId>(`${base}/accounts/:id/role`, async (request) => {
     const principal = signedIn(await authenticateRequest(request, services));
     const body = objectBody(request);
-    if (typeof body.role !== 'string') throw new AppError('invalid_request', 'role is required: member, support or admin.', { param: 'role' });
+    if (typeof body.role !== 'string') throw new AppError('invalid_request', bilingual('role is required: member, support or admin.', '请填写 role：member、support 或 admin。'), { param: 'role' });
     const account = await services.staff.setAccountRole(principal, request.params.id, body.role as AccountRole, {
       reason: optionalText(body.reason, 'reason'),
       requestId: request.id,
@@ -82,7 +82,7 @@ export async function staffRoutes(app: FastifyInstance): Promise<void> {
   app.post<WithId>(`${base}/accounts/:id/package`, async (request) => {
     const principal = signedIn(await authenticateRequest(request, services));
     const body = objectBody(request);
-    if (typeof body.packageId !== 'string' || body.packageId.length === 0) throw new AppError('invalid_request', 'packageId is required.', { param: 'packageId' });
+    if (typeof body.packageId !== 'string' || body.packageId.length === 0) throw new AppError('invalid_request', bilingual('packageId is required.', 'packageId 为必填项。'), { param: 'packageId' });
     const account = await services.staff.setAccountPackage(principal, request.params.id, body.packageId, {
       reason: text(body.reason),
       until: time(body.until, 'until'),
@@ -117,7 +117,7 @@ function text(value: unknown): string {
 
 function optionalText(value: unknown, param: string): string | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'string') throw new AppError('invalid_request', `${param} must be a string.`, { param });
+  if (typeof value !== 'string') throw new AppError('invalid_request', bilingual('{param} must be a string.', '{param} 必须是字符串。', { param }), { param });
   return value;
 }
 
@@ -125,6 +125,6 @@ function optionalText(value: unknown, param: string): string | null {
 function time(value: unknown, param: string): Date | null {
   if (value === undefined || value === null) return null;
   const date = typeof value === 'string' ? new Date(value) : null;
-  if (!date || Number.isNaN(date.getTime())) throw new AppError('invalid_request', `${param} must be an ISO 8601 time, e.g. 2027-01-31T00:00:00Z, or null.`, { param });
+  if (!date || Number.isNaN(date.getTime())) throw new AppError('invalid_request', bilingual('{param} must be an ISO 8601 time, e.g. 2027-01-31T00:00:00Z, or null.', '{param} 必须是 ISO 8601 时间（例如 2027-01-31T00:00:00Z）或 null。', { param }), { param });
   return date;
 }

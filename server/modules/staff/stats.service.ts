@@ -12,7 +12,7 @@
 import type { Config } from '../../config/config.ts';
 import { formatMinor, money, type Money } from '../../config/money.ts';
 import type { Database } from '../../db/orm.ts';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, bilingual } from '../../errors/app-error.ts';
 import type { LedgerStatus } from '../../metering/turn.ts';
 import type { PoolWindows } from '../../metering/windows.ts';
 import * as authz from '../../authz/authz.ts';
@@ -174,7 +174,7 @@ export class StatsService {
   async stats(actor: authz.Actor, range: StatsRange, now = Date.now()): Promise<Stats> {
     authz.assert(actor, 'stats:read');
     const days = statsRanges[range];
-    if (days === undefined) throw new AppError('invalid_request', `range must be one of ${Object.keys(statsRanges).join(', ')}.`, { param: 'range' });
+    if (days === undefined) throw new AppError('invalid_request', bilingual('range must be one of {ranges}.', 'range 必须是 {ranges} 之一。', { ranges: Object.keys(statsRanges).join(', ') }), { param: 'range' });
     const calendar = this.#days(days, now);
     const from = calendar[0]!.startsAt;
     const to = this.#windows.at(now).day.resetsAt;

@@ -182,7 +182,11 @@ describe('stats over GraphQL and REST, now', () => {
   it('an unknown range is a 400 naming the choices', async () => {
     const rest = await support.web.fetch('/api/membership/staff/stats?range=forever');
     expect(rest.status).toBe(400);
-    expect(await rest.json()).toMatchObject({ code: 'invalid_request', message: 'range must be one of last_7_days, last_30_days, last_90_days.' });
+    expect(await rest.json()).toMatchObject({
+      code: 'invalid_request',
+      message: 'range must be one of last_7_days, last_30_days, last_90_days.',
+      messageZh: 'range 必须是 last_7_days, last_30_days, last_90_days 之一。',
+    });
     const graphql = await support.web.graphql('{ stats(range: forever) { days } }');
     expect(graphql.errors?.[0]?.message).toContain('Value "forever" does not exist in "StatsRange" enum');
   });
