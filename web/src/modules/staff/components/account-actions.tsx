@@ -5,8 +5,9 @@
  */
 import { useMutation, useQuery } from '@apollo/client/react';
 import { useId, useState } from 'react';
-import { formatTime } from '../../account/components/format-time.ts';
-import { packageLabel } from '../../plan/components/plan-labels.ts';
+import { Trans, useTranslation } from 'react-i18next';
+import { useFormat } from '../../../lib/format.ts';
+import { usePlanText } from '../../plan/components/plan-labels.ts';
 import { PLANS_QUERY } from '../../plan/graphql/plans.query.ts';
 import { DISABLE_ACCOUNT } from '../graphql/disable-account.mutation.ts';
 import { ENABLE_ACCOUNT } from '../graphql/enable-account.mutation.ts';
@@ -15,12 +16,45 @@ import { SET_ACCOUNT_PACKAGE } from '../graphql/set-account-package.mutation.ts'
 import { SET_ACCOUNT_ROLE } from '../graphql/set-account-role.mutation.ts';
 import type { AccountRole, StaffAccountFragment } from '../graphql/staff-account.fragment.ts';
 import { ActionDialog } from './action-dialog.tsx';
-import { roleLabels } from './labels.ts';
+import { accountRoles } from './labels.ts';
 
 type Open = 'package' | 'disable' | 'enable' | 'sessions' | 'role' | null;
 
 /** Queries the account page shows, refreshed after every action. */
 export const accountQueries = ['AccountDetail', 'AccountAudit'];
+
+/** What an action did, said on the page. Kept as data, not text, so it follows a change of language. */
+export type Notice =
+  | { kind: 'package'; packageId: string; until: string | null }
+  | { kind: 'disabled' }
+  | { kind: 'enabled' }
+  | { kind: 'sessions'; count: number }
+  | { kind: 'role'; role: AccountRole }
+  | { kind: 'keyRevoked'; key: string };
+
+export function NoticeText({ notice }: { notice: Notice }) {
+  const { t } = useTranslation('staff');
+  const format = useFormat();
+  const code = { code: <code /> };
+  switch (notice.kind) {
+    case 'package':
+      return notice.until ? (
+        <Trans t={t} i18nKey="actions.package.doneUntil" values={{ package: notice.packageId, time: format.dateTime(notice.until) }} components={code} />
+      ) : (
+        <Trans t={t} i18nKey="actions.package.done" values={{ package: notice.packageId }} components={code} />
+      );
+    case 'disabled':
+      return t('actions.disableDialog.done');
+    case 'enabled':
+      return t('actions.enableDialog.done');
+    case 'sessions':
+      return t('actions.sessionsDialog.done', { count: notice.count });
+    case 'role':
+      return t('actions.roleDialog.done', { role: t(`role.${notice.role}`) });
+    case 'keyRevoked':
+      return <Trans t={t} i18nKey="actions.keyRevoked" values={{ key: notice.key }} components={code} />;
+  }
+}
 
 export interface AccountActionsProps {
   account: StaffAccountFragment;
@@ -29,15 +63,16 @@ export interface AccountActionsProps {
   viewerId: string;
   canManageStaff: boolean;
   /** Says what happened, on the page (e.g. "Package changed to pro."). */
-  onDone(message: string): void;
+  onDone(notice: Notice): void;
 }
 
 export function AccountActions({ account, sessionCount, viewerId, canManageStaff, onDone }: AccountActionsProps) {
+  const { t } = useTranslation('staff');
   const [open, setOpen] = useState<Open>(null);
   const close = () => setOpen(null);
-  const done = (message: string) => {
+  const done = (notice: Notice) => {
     setOpen(null);
-    onDone(message);
+    onDone(notice);
   };
   const [setPackage] = useMutation(SET_ACCOUNT_PACKAGE, { refetchQueries: accountQueries, awaitRefetchQueries: true });
   const [disable] = useMutation(DISABLE_ACCOUNT, { refetchQueries: accountQueries, awaitRefetchQueries: true });
@@ -46,31 +81,37 @@ export function AccountActions({ account, sessionCount, viewerId, canManageStaff
   const [setRole] = useMutation(SET_ACCOUNT_ROLE, { refetchQueries: accountQueries, awaitRefetchQueries: true });
   // The same rules the server applies (it refuses anyway): say so instead of offering buttons that fail.
   if (account.id === viewerId) {
-    return <p className="account-actions account-actions--note muted">This is your own account: another staff member changes its package, status or role.</p>;
+    return <p className="account-actions account-actions--note muted">{t('actions.ownAccount')}</p>;
   }
   if (account.role !== 'member' && !canManageStaff) {
-    return <p className="account-actions account-actions--note muted">This is a staff account: only an admin can act on it.</p>;
+    return <p className="account-actions account-actions--note muted">{t('actions.staffAccount')}</p>;
   }
   return (
-    <div className="account-actions" role="toolbar" aria-label="Account actions">
+    <div className="account-actions" role="toolbar" aria-label={t('actions.label')}>
       <button type="button" className="button button--ghost" onClick={() => setOpen('package')}>
-        Change package
+        {t('actions.changePackage')}
       </button>
       {account.disabled ? (
         <button type="button" className="button button--ghost" onClick={() => setOpen('enable')}>
-          Enable account
+          {t('actions.enable')}
         </button>
       ) : (
         <button type="button" className="button button--ghost button--ghost-danger" onClick={() => setOpen('disable')}>
-          Disable account
+          {t('actions.disable')}
         </button>
       )}
-      <button type="button" className="button button--ghost" onClick={() => setOpen('sessions')} disabled={sessionCount === 0} title={sessionCount === 0 ? 'No live sessions' : undefined}>
-        End all sessions
+      <button
+        type="button"
+        className="button button--ghost"
+        onClick={() => setOpen('sessions')}
+        disabled={sessionCount === 0}
+        title={sessionCount === 0 ? t('actions.noSessions') : undefined}
+      >
+        {t('actions.endSessions')}
       </button>
       {canManageStaff && (
         <button type="button" className="button button--ghost" onClick={() => setOpen('role')}>
-          Change role
+          {t('actions.changeRole')}
         </button>
       )}
 
@@ -80,59 +121,58 @@ export function AccountActions({ account, sessionCount, viewerId, canManageStaff
           onClose={close}
           onConfirm={async (packageId, until, reason) => {
             await setPackage({ variables: { accountId: account.id, packageId, reason, until } });
-            done(until ? `Package changed to ${packageId} until ${formatTime(until)}.` : `Package changed to ${packageId}.`);
+            done({ kind: 'package', packageId, until });
           }}
         />
       )}
       {open === 'disable' && (
         <ActionDialog
-          title={`Disable ${account.email}?`}
-          confirmLabel="Disable account"
+          title={t('actions.disableDialog.title', { email: account.email })}
+          confirmLabel={t('actions.disable')}
           danger
           reason="required"
-          reasonPlaceholder="e.g. chargeback, abuse report #1234"
+          reasonPlaceholder={t('actions.disableDialog.placeholder')}
           onClose={close}
           onConfirm={async (reason) => {
             await disable({ variables: { id: account.id, reason } });
-            done('Account disabled. Its keys, sessions and sign-ins are refused until it is enabled.');
+            done({ kind: 'disabled' });
           }}
         >
           <p>
-            Every credential of this account is refused at once on every server: API keys, device logins and the browser.{' '}
-            {sessionCount === 0 ? 'It has no live sessions.' : sessionCount === 1 ? 'Its one live session ends now.' : `Its ${sessionCount} live sessions end now.`} Its keys
-            are kept and work again if you enable it.
+            {t('actions.disableDialog.body')}{' '}
+            {sessionCount === 0 ? t('actions.disableDialog.noSessions') : t('actions.disableDialog.sessions', { count: sessionCount })}{' '}
+            {t('actions.disableDialog.keysKept')}
           </p>
         </ActionDialog>
       )}
       {open === 'enable' && (
         <ActionDialog
-          title={`Enable ${account.email}?`}
-          confirmLabel="Enable account"
+          title={t('actions.enableDialog.title', { email: account.email })}
+          confirmLabel={t('actions.enable')}
           reason="optional"
           onClose={close}
           onConfirm={async (reason) => {
             await enable({ variables: { id: account.id, reason: reason || null } });
-            done('Account enabled. Its API keys work again and its owner can sign in.');
+            done({ kind: 'enabled' });
           }}
         >
-          <p>Its API keys work again and its owner can sign in. Sessions ended while it was disabled stay ended.</p>
+          <p>{t('actions.enableDialog.body')}</p>
         </ActionDialog>
       )}
       {open === 'sessions' && (
         <ActionDialog
-          title={`End every session of ${account.email}?`}
-          confirmLabel={sessionCount === 1 ? 'End 1 session' : `End ${sessionCount} sessions`}
+          title={t('actions.sessionsDialog.title', { email: account.email })}
+          confirmLabel={t('actions.sessionsDialog.confirm', { count: sessionCount })}
           danger
           reason="required"
-          reasonPlaceholder="e.g. owner reported a stolen laptop"
+          reasonPlaceholder={t('actions.sessionsDialog.placeholder')}
           onClose={close}
           onConfirm={async (reason) => {
             const result = await endSessions({ variables: { accountId: account.id, reason } });
-            const ended = result.data?.endSessions ?? 0;
-            done(ended === 1 ? 'One session ended.' : `${ended} sessions ended.`);
+            done({ kind: 'sessions', count: result.data?.endSessions ?? 0 });
           }}
         >
-          <p>Browsers and command-line logins are signed out at once, on every server. API keys keep working; revoke them below if they leaked.</p>
+          <p>{t('actions.sessionsDialog.body')}</p>
         </ActionDialog>
       )}
       {open === 'role' && (
@@ -141,7 +181,7 @@ export function AccountActions({ account, sessionCount, viewerId, canManageStaff
           onClose={close}
           onConfirm={async (role, reason) => {
             await setRole({ variables: { accountId: account.id, role, reason: reason || null } });
-            done(`Role changed to ${roleLabels[role]}.`);
+            done({ kind: 'role', role });
           }}
         />
       )}
@@ -150,26 +190,31 @@ export function AccountActions({ account, sessionCount, viewerId, canManageStaff
 }
 
 function PackageDialog({ account, onClose, onConfirm }: { account: StaffAccountFragment; onClose(): void; onConfirm(packageId: string, until: string | null, reason: string): Promise<void> }) {
+  const { t } = useTranslation('staff');
+  const format = useFormat();
+  const text = usePlanText();
   const id = useId();
   const plans = useQuery(PLANS_QUERY);
   const [packageId, setPackageId] = useState(account.planPackage);
   const [endDate, setEndDate] = useState('');
-  const options = plans.data?.plans.flatMap((plan) => plan.packages.map((pkg) => ({ id: pkg.id, label: `${packageLabel(plan, pkg)} (${pkg.id})` }))) ?? [];
+  const options =
+    plans.data?.plans.flatMap((plan) => plan.packages.map((pkg) => ({ id: pkg.id, label: t('actions.package.option', { name: text.packageLabel(plan, pkg), id: pkg.id }) }))) ?? [];
   if (!options.some((option) => option.id === account.planPackage)) options.unshift({ id: account.planPackage, label: account.planPackage });
   const today = new Date();
   const tomorrow = new Date(today.getFullYear(), today.getMonth(), today.getDate() + 1);
+  const code = { code: <code /> };
   return (
     <ActionDialog
-      title={`Change the package of ${account.email}`}
-      confirmLabel="Change package"
+      title={t('actions.package.title', { email: account.email })}
+      confirmLabel={t('actions.changePackage')}
       reason="required"
-      reasonPlaceholder="e.g. goodwill after the 12 Nov outage"
+      reasonPlaceholder={t('actions.package.placeholder')}
       onClose={onClose}
       onConfirm={(reason) => onConfirm(packageId, endDate ? new Date(`${endDate}T00:00:00`).toISOString() : null, reason)}
       fields={
         <>
           <label className="field" htmlFor={`${id}-package`}>
-            <span>Package</span>
+            <span>{t('actions.package.field')}</span>
             <select id={`${id}-package`} value={packageId} onChange={(event) => setPackageId(event.target.value)}>
               {options.map((option) => (
                 <option key={option.id} value={option.id}>
@@ -180,51 +225,55 @@ function PackageDialog({ account, onClose, onConfirm }: { account: StaffAccountF
           </label>
           <label className="field" htmlFor={`${id}-until`}>
             <span>
-              Ends on <span className="muted">(optional)</span>
+              {t('actions.package.endsOn')} <span className="muted">{t('optional')}</span>
             </span>
             <input id={`${id}-until`} type="date" value={endDate} min={isoDate(tomorrow)} onChange={(event) => setEndDate(event.target.value)} />
-            <span className="field__hint">The account returns to Free at the start of this day (your time). Leave empty for no end.</span>
+            <span className="field__hint">{t('actions.package.endsOnHint')}</span>
           </label>
         </>
       }
     >
       <p>
-        Now on <code>{account.planPackage}</code>
-        {account.planPackageUntil ? ` until ${formatTime(account.planPackageUntil)}` : ''}. Pools, models and rate limits follow the new package at once, on every
-        server. No payment is taken or refunded.
+        {account.planPackageUntil ? (
+          <Trans t={t} i18nKey="actions.package.bodyUntil" values={{ package: account.planPackage, time: format.dateTime(account.planPackageUntil) }} components={code} />
+        ) : (
+          <Trans t={t} i18nKey="actions.package.body" values={{ package: account.planPackage }} components={code} />
+        )}
       </p>
     </ActionDialog>
   );
 }
 
 function RoleDialog({ account, onClose, onConfirm }: { account: StaffAccountFragment; onClose(): void; onConfirm(role: AccountRole, reason: string): Promise<void> }) {
+  const { t } = useTranslation('staff');
   const id = useId();
   const [role, setRole] = useState<AccountRole>(account.role);
   return (
     <ActionDialog
-      title={`Change the role of ${account.email}`}
-      confirmLabel="Change role"
+      title={t('actions.roleDialog.title', { email: account.email })}
+      confirmLabel={t('actions.changeRole')}
       reason="optional"
       onClose={onClose}
       onConfirm={(reason) => onConfirm(role, reason)}
       fields={
         <label className="field" htmlFor={`${id}-role`}>
-          <span>Role</span>
+          <span>{t('actions.roleDialog.field')}</span>
           <select id={`${id}-role`} value={role} onChange={(event) => setRole(event.target.value as AccountRole)}>
-            {(Object.keys(roleLabels) as AccountRole[]).map((value) => (
+            {accountRoles.map((value) => (
               <option key={value} value={value}>
-                {roleLabels[value]}
+                {t(`role.${value}`)}
               </option>
             ))}
           </select>
         </label>
       }
     >
-      <p>Support staff look accounts up and act on members; admins can also change roles and act on staff accounts. The new role applies to the account's next request.</p>
+      <p>{t('actions.roleDialog.body')}</p>
     </ActionDialog>
   );
 }
 
+/** The `<input type="date">` value of a day in the reader's own time zone. */
 function isoDate(date: Date): string {
   return `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`;
 }

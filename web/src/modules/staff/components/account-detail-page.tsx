@@ -7,12 +7,13 @@
  */
 import { useMutation, useQuery } from '@apollo/client/react';
 import { useEffect, useState, type ReactNode } from 'react';
+import { Trans, useTranslation } from 'react-i18next';
 import { Link, useParams } from 'react-router';
-import { formatTime } from '../../account/components/format-time.ts';
+import { useFormat } from '../../../lib/format.ts';
 import { CopyButton } from '../../account/components/copy-button.tsx';
 import type { ApiKeyFragment } from '../../account/graphql/api-key.fragment.ts';
 import type { SessionFragment } from '../../account/graphql/session.fragment.ts';
-import { classLabels, modelClasses } from '../../plan/components/plan-labels.ts';
+import { modelClasses, usePlanText } from '../../plan/components/plan-labels.ts';
 import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { PoolGauge } from '../../usage/components/pool-gauge.tsx';
 import { UsageHistoryTable } from '../../usage/components/usage-history-table.tsx';
@@ -21,33 +22,38 @@ import { ACCOUNT_AUDIT_QUERY } from '../graphql/account-audit.query.ts';
 import { ACCOUNT_DETAIL_QUERY, type AccountDetail } from '../graphql/account-detail.query.ts';
 import { STAFF_REVOKE_API_KEY } from '../graphql/staff-revoke-api-key.mutation.ts';
 import { useStaffViewer } from '../hooks/use-staff-viewer.ts';
-import { AccountActions, accountQueries } from './account-actions.tsx';
+import { AccountActions, accountQueries, NoticeText, type Notice } from './account-actions.tsx';
 import { AccountStatus, PackageBadge, RoleBadge } from './account-badges.tsx';
 import { ActionDialog } from './action-dialog.tsx';
 import { AuditTable } from './audit-table.tsx';
 
+/** How many of the account's latest requests the page shows. */
+const recentRequests = 15;
+
 export function AccountDetailPage() {
+  const { t } = useTranslation(['staff', 'usage']);
+  const plan = usePlanText();
   const { id = '' } = useParams();
   const viewer = useStaffViewer();
-  const { data, loading, error, refetch } = useQuery(ACCOUNT_DETAIL_QUERY, { variables: { id }, notifyOnNetworkStatusChange: true });
-  const [notice, setNotice] = useState<string | null>(null);
+  const { data, loading, error, refetch } = useQuery(ACCOUNT_DETAIL_QUERY, { variables: { id, requests: recentRequests }, notifyOnNetworkStatusChange: true });
+  const [notice, setNotice] = useState<Notice | null>(null);
   useEffect(() => setNotice(null), [id]);
   const account = data?.account;
   return (
     <div className="admin-page">
-      <title>{account ? `${account.email} · svc admin` : 'Account · svc admin'}</title>
+      <title>{t('pageTitle', { page: account ? account.email : t('account.title') })}</title>
       <p className="breadcrumb">
-        <Link to="/admin/accounts">Accounts</Link> <span aria-hidden="true">/</span>
+        <Link to="/admin/accounts">{t('accounts.title')}</Link> <span aria-hidden="true">/</span>
       </p>
       {error && !data ? (
-        <ErrorState title="This account could not be loaded." error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
+        <ErrorState title={t('account.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
       ) : !data ? (
-        <LoadingState label="Loading the account…" />
+        <LoadingState label={t('account.loading')} />
       ) : !account ? (
         <div className="state state--empty">
-          <p className="state__title">There is no account with this id.</p>
+          <p className="state__title">{t('account.notFound')}</p>
           <p>
-            <code>{id}</code> — check the link, or <Link to="/admin/accounts">search by email</Link>.
+            <Trans t={t} i18nKey="account.notFoundHint" values={{ id }} components={{ code: <code />, search: <Link to="/admin/accounts" /> }} />
           </p>
         </div>
       ) : (
@@ -62,17 +68,29 @@ export function AccountDetailPage() {
           />
           {notice && (
             <p className="notice" role="status">
-              {notice}
-              <button type="button" className="notice__close" onClick={() => setNotice(null)} aria-label="Dismiss">
+              <span>
+                <NoticeText notice={notice} />
+              </span>
+              <button type="button" className="notice__close" onClick={() => setNotice(null)} aria-label={t('account.dismiss')}>
                 ×
               </button>
             </p>
           )}
-          <Section title="Pools" note={`Package ${account.usage.packageId} · amounts in ${account.usage.currency} · windows follow ${account.usage.timezone} time`}>
+          <Section
+            title={t('account.pools.heading')}
+            note={
+              <Trans
+                t={t}
+                i18nKey="account.pools.note"
+                values={{ package: account.usage.packageId, currency: account.usage.currency, timezone: account.usage.timezone }}
+                components={{ code: <code /> }}
+              />
+            }
+          >
             <div className="usage-classes usage-classes--compact">
               {modelClasses.map((cls) => (
-                <section key={cls} className={`usage-class usage-class--${cls}`} aria-label={`${classLabels[cls]} pools`}>
-                  <h3>{classLabels[cls]} models</h3>
+                <section key={cls} className={`usage-class usage-class--${cls}`} aria-label={t('usage:pools.classLabel', { class: plan.className(cls) })}>
+                  <h3>{t('usage:pools.classModels', { class: plan.className(cls) })}</h3>
                   <div className="gauges">
                     {account.usage.pools
                       .filter((pool) => pool.class === cls)
@@ -84,9 +102,9 @@ export function AccountDetailPage() {
               ))}
             </div>
           </Section>
-          <Section title="Recent requests" note="Newest first, from the usage ledger.">
+          <Section title={t('account.requests.heading')} note={t('account.requests.note')}>
             {account.usageHistory.nodes.length === 0 ? (
-              <Empty title="No requests yet." text="This account has not called the API." />
+              <Empty title={t('account.requests.empty')} text={t('account.requests.emptyHint')} />
             ) : (
               <UsageHistoryTable nodes={account.usageHistory.nodes} />
             )}
@@ -107,6 +125,8 @@ export function AccountDetailPage() {
 }
 
 function AccountHeader({ account }: { account: AccountDetail }) {
+  const { t } = useTranslation('staff');
+  const format = useFormat();
   return (
     <header className="account-header">
       <div className="account-header__title">
@@ -119,32 +139,32 @@ function AccountHeader({ account }: { account: AccountDetail }) {
       </div>
       <dl className="facts">
         <div>
-          <dt>Account id</dt>
+          <dt>{t('account.facts.id')}</dt>
           <dd>
-            <code>{account.id}</code> <CopyButton value={account.id} label="Copy id" />
+            <code>{account.id}</code> <CopyButton value={account.id} label={t('account.facts.copyId')} />
           </dd>
         </div>
         <div>
-          <dt>Created</dt>
-          <dd>{formatTime(account.createdAt)}</dd>
+          <dt>{t('account.facts.created')}</dt>
+          <dd>{format.dateTime(account.createdAt)}</dd>
         </div>
         <div>
-          <dt>Email</dt>
-          <dd>{account.emailVerified ? 'Verified' : 'Not verified'}</dd>
+          <dt>{t('account.facts.email')}</dt>
+          <dd>{account.emailVerified ? t('account.facts.verified') : t('account.facts.notVerified')}</dd>
         </div>
         <div>
-          <dt>Signs in with</dt>
-          <dd>{account.hasPassword ? 'Password or email code' : 'Email code or identity provider'}</dd>
+          <dt>{t('account.facts.signsInWith')}</dt>
+          <dd>{account.hasPassword ? t('account.facts.passwordOrCode') : t('account.facts.codeOrProvider')}</dd>
         </div>
         {account.disabledAt && (
           <div>
-            <dt>Disabled</dt>
-            <dd>{formatTime(account.disabledAt)}</dd>
+            <dt>{t('account.facts.disabled')}</dt>
+            <dd>{format.dateTime(account.disabledAt)}</dd>
           </div>
         )}
         {account.displayName && (
           <div>
-            <dt>Name</dt>
+            <dt>{t('account.facts.name')}</dt>
             <dd>{account.displayName}</dd>
           </div>
         )}
@@ -153,23 +173,26 @@ function AccountHeader({ account }: { account: AccountDetail }) {
   );
 }
 
-function Keys({ account, onDone }: { account: AccountDetail; onDone(message: string): void }) {
+function Keys({ account, onDone }: { account: AccountDetail; onDone(notice: Notice): void }) {
+  const { t } = useTranslation('staff');
+  const format = useFormat();
   const [revoking, setRevoking] = useState<ApiKeyFragment | null>(null);
   const [revoke] = useMutation(STAFF_REVOKE_API_KEY, { refetchQueries: accountQueries, awaitRefetchQueries: true });
+  const shown = (key: ApiKeyFragment) => `${key.prefix}…${key.last4}`;
   return (
-    <Section title="API keys" note="Live personal keys; only their first 12 and last 4 characters are kept.">
+    <Section title={t('account.keys.heading')} note={t('account.keys.note')}>
       {account.apiKeys.length === 0 ? (
-        <Empty title="No live keys." text="Keys the owner creates at /account show up here." />
+        <Empty title={t('account.keys.empty')} text={<Trans t={t} i18nKey="account.keys.emptyHint" components={{ code: <code /> }} />} />
       ) : (
         <div className="table-scroll">
           <table className="admin-table admin-table--rows">
             <thead>
               <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key</th>
-                <th scope="col">Last used</th>
+                <th scope="col">{t('account.keys.columns.name')}</th>
+                <th scope="col">{t('account.keys.columns.key')}</th>
+                <th scope="col">{t('account.keys.columns.lastUsed')}</th>
                 <th scope="col">
-                  <span className="visually-hidden">Actions</span>
+                  <span className="visually-hidden">{t('account.keys.columns.actions')}</span>
                 </th>
               </tr>
             </thead>
@@ -178,17 +201,16 @@ function Keys({ account, onDone }: { account: AccountDetail; onDone(message: str
                 <tr key={key.id}>
                   <td>
                     {key.name}
-                    <span className="cell-note">created {formatTime(key.createdAt)}</span>
+                    <span className="cell-note">{t('account.keys.created', { time: format.dateTime(key.createdAt) })}</span>
                   </td>
                   <td>
-                    <code>
-                      {key.prefix}…{key.last4}
-                    </code>
+                    <code>{shown(key)}</code>
                   </td>
-                  <td className="nowrap">{formatTime(key.lastUsedAt)}</td>
+                  {/* May wrap at its spaces: kept on one line, a long date pushes the revoke button out of the column. */}
+                  <td>{key.lastUsedAt ? format.dateTime(key.lastUsedAt) : t('never')}</td>
                   <td className="admin-table__actions">
                     <button type="button" className="button button--small button--ghost-danger" onClick={() => setRevoking(key)}>
-                      Revoke
+                      {t('account.keys.revoke')}
                     </button>
                   </td>
                 </tr>
@@ -199,23 +221,20 @@ function Keys({ account, onDone }: { account: AccountDetail; onDone(message: str
       )}
       {revoking && (
         <ActionDialog
-          title={`Revoke the key “${revoking.name}”?`}
-          confirmLabel="Revoke key"
+          title={t('account.keys.dialog.title', { name: revoking.name })}
+          confirmLabel={t('account.keys.dialog.confirm')}
           danger
           reason="required"
-          reasonPlaceholder="e.g. key posted in a public repository"
+          reasonPlaceholder={t('account.keys.dialog.placeholder')}
           onClose={() => setRevoking(null)}
           onConfirm={async (reason) => {
             await revoke({ variables: { id: revoking.id, reason } });
             setRevoking(null);
-            onDone(`Key ${revoking.prefix}…${revoking.last4} revoked.`);
+            onDone({ kind: 'keyRevoked', key: shown(revoking) });
           }}
         >
           <p>
-            <code>
-              {revoking.prefix}…{revoking.last4}
-            </code>{' '}
-            stops working at once on every server; programs using it get 401. This cannot be undone: the owner makes a new key.
+            <Trans t={t} i18nKey="account.keys.dialog.body" values={{ key: shown(revoking) }} components={{ code: <code /> }} />
           </p>
         </ActionDialog>
       )}
@@ -224,35 +243,44 @@ function Keys({ account, onDone }: { account: AccountDetail; onDone(message: str
 }
 
 function Sessions({ sessions }: { sessions: SessionFragment[] }) {
+  const { t } = useTranslation('staff');
+  const format = useFormat();
   return (
-    <Section title="Sessions" note="Browsers and command-line logins; end them all with the button above.">
+    <Section title={t('account.sessions.heading')} note={t('account.sessions.note')}>
       {sessions.length === 0 ? (
-        <Empty title="No live sessions." text="Nobody is signed in to this account." />
+        <Empty title={t('account.sessions.empty')} text={t('account.sessions.emptyHint')} />
       ) : (
         <div className="table-scroll">
           <table className="admin-table admin-table--rows">
             <thead>
               <tr>
-                <th scope="col">Where</th>
-                <th scope="col">Address</th>
-                <th scope="col">Last used</th>
+                <th scope="col">{t('account.sessions.columns.where')}</th>
+                <th scope="col">{t('account.sessions.columns.address')}</th>
+                <th scope="col">{t('account.sessions.columns.lastUsed')}</th>
               </tr>
             </thead>
             <tbody>
               {sessions.map((session) => (
                 <tr key={session.id}>
                   <td>
-                    {session.kind === 'web' ? 'Browser' : `Device login${session.clientName ? ` · ${session.clientName}` : ''}`}
+                    {t(`account.sessions.kind.${session.kind}`)}
+                    {session.kind === 'device' && session.clientName && (
+                      <>
+                        {' · '}
+                        <code>{session.clientName}</code>
+                      </>
+                    )}
+                    {/* The user agent is the client's own string: shown as written, in either language. */}
                     {session.userAgent && (
-                      <span className="cell-note" title={session.userAgent}>
+                      <code className="cell-note" title={session.userAgent}>
                         {session.userAgent.slice(0, 60)}
-                      </span>
+                      </code>
                     )}
                   </td>
                   <td>{session.ip ?? '—'}</td>
                   <td className="nowrap">
-                    {formatTime(session.lastUsedAt)}
-                    <span className="cell-note">since {formatTime(session.createdAt)}</span>
+                    {format.dateTime(session.lastUsedAt)}
+                    <span className="cell-note">{t('account.sessions.since', { time: format.dateTime(session.createdAt) })}</span>
                   </td>
                 </tr>
               ))}
@@ -269,18 +297,20 @@ function Sessions({ sessions }: { sessions: SessionFragment[] }) {
  * query (e.g. `account(id) { organisations { … } }` added to `Account` in its schema).
  */
 function AccountOrganisations() {
+  const { t } = useTranslation('staff');
   return (
-    <Section title="Organisations">
-      <Empty title="No organisations to show." text="Enterprise organisations this account belongs to will be listed here." />
+    <Section title={t('account.organisations.heading')}>
+      <Empty title={t('account.organisations.empty')} text={t('account.organisations.emptyHint')} />
     </Section>
   );
 }
 
 /** The account's orders. The billing module replaces this body with its own query. */
 function AccountOrders() {
+  const { t } = useTranslation('staff');
   return (
-    <Section title="Orders">
-      <Empty title="No orders to show." text="Orders and payments of this account will be listed here." />
+    <Section title={t('account.orders.heading')}>
+      <Empty title={t('account.orders.empty')} text={t('account.orders.emptyHint')} />
     </Section>
   );
 }
@@ -288,6 +318,7 @@ function AccountOrders() {
 const auditPage = 20;
 
 function AccountAudit({ accountId }: { accountId: string }) {
+  const { t } = useTranslation('staff');
   const { data, loading, error, refetch, fetchMore } = useQuery(ACCOUNT_AUDIT_QUERY, { variables: { id: accountId, first: auditPage }, notifyOnNetworkStatusChange: true });
   const [loadingMore, setLoadingMore] = useState(false);
   const page = data?.account?.auditLog;
@@ -308,26 +339,22 @@ function AccountAudit({ accountId }: { accountId: string }) {
   };
   return (
     <Section
-      title="Audit log"
-      note={
-        <>
-          What staff and the system did to this account and its keys, newest first. <Link to={`/admin/audit?targetType=account&targetId=${accountId}`}>Open in the audit log</Link>
-        </>
-      }
+      title={t('account.audit.heading')}
+      note={<Trans t={t} i18nKey="account.audit.note" components={{ log: <Link to={`/admin/audit?targetType=account&targetId=${accountId}`} /> }} />}
     >
       {error && !page ? (
-        <ErrorState title="The audit entries could not be loaded." error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
+        <ErrorState title={t('account.audit.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
       ) : !page ? (
-        <LoadingState label="Reading the audit log…" />
+        <LoadingState label={t('account.audit.loading')} />
       ) : page.nodes.length === 0 ? (
-        <Empty title="Nothing recorded." text="No staff action has touched this account yet." />
+        <Empty title={t('account.audit.empty')} text={t('account.audit.emptyHint')} />
       ) : (
         <>
           <AuditTable entries={page.nodes} showTarget={false} />
           {page.pageInfo.hasNextPage && (
             <div className="actions">
               <button type="button" className="button button--ghost" onClick={() => void more()} disabled={loadingMore}>
-                {loadingMore ? 'Loading…' : 'Show older entries'}
+                {loadingMore ? t('loadingMore') : t('account.audit.older')}
               </button>
             </div>
           )}
@@ -349,7 +376,7 @@ function Section({ title, note, children }: { title: string; note?: ReactNode; c
   );
 }
 
-function Empty({ title, text }: { title: string; text: string }) {
+function Empty({ title, text }: { title: string; text: ReactNode }) {
   return (
     <div className="state state--empty state--compact">
       <p className="state__title">{title}</p>

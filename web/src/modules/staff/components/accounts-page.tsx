@@ -1,8 +1,9 @@
 /** `/admin/accounts`: find an account by part of its email or by its id; newest accounts first. */
 import { useQuery } from '@apollo/client/react';
 import { useEffect, useId, useState, type FormEvent } from 'react';
+import { useTranslation } from 'react-i18next';
 import { Link, useSearchParams } from 'react-router';
-import { formatTime } from '../../account/components/format-time.ts';
+import { useFormat } from '../../../lib/format.ts';
 import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { ACCOUNTS_QUERY } from '../graphql/accounts.query.ts';
 import type { StaffAccountFragment } from '../graphql/staff-account.fragment.ts';
@@ -11,6 +12,7 @@ import { AccountStatus, PackageBadge, RoleBadge } from './account-badges.tsx';
 const pageSize = 25;
 
 export function AccountsPage() {
+  const { t } = useTranslation('staff');
   const id = useId();
   const [params, setParams] = useSearchParams();
   const search = params.get('q') ?? '';
@@ -45,62 +47,62 @@ export function AccountsPage() {
 
   return (
     <div className="admin-page">
-      <title>Accounts · svc admin</title>
+      <title>{t('pageTitle', { page: t('accounts.title') })}</title>
       <header className="admin-head">
-        <h1>Accounts</h1>
+        <h1>{t('accounts.title')}</h1>
       </header>
       <form className="search-bar" role="search" onSubmit={submit}>
         <label htmlFor={`${id}-q`} className="visually-hidden">
-          Email or account id
+          {t('accounts.searchLabel')}
         </label>
         <input
           id={`${id}-q`}
           type="search"
           value={draft}
           onChange={(event) => setDraft(event.target.value)}
-          placeholder="Part of an email, or an account id"
+          placeholder={t('accounts.searchPlaceholder')}
           autoComplete="off"
           spellCheck={false}
           maxLength={254}
         />
         <button type="submit" className="button">
-          Search
+          {t('accounts.search')}
         </button>
         {search && (
           <button type="button" className="button button--ghost" onClick={() => setParams({})}>
-            Clear
+            {t('accounts.clear')}
           </button>
         )}
       </form>
       {error && !page ? (
-        <ErrorState title="Accounts could not be loaded." error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
+        <ErrorState title={t('accounts.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
       ) : !page ? (
-        <LoadingState label="Looking accounts up…" />
+        <LoadingState label={t('accounts.loading')} />
       ) : page.nodes.length === 0 ? (
         <div className="state state--empty">
           {search ? (
             <>
-              <p className="state__title">No account matches “{search}”.</p>
-              <p>Search looks for the text anywhere in the email address, or for an exact account id. Check the spelling, or try part of the domain.</p>
+              <p className="state__title">{t('accounts.noMatch', { search })}</p>
+              <p>{t('accounts.noMatchHint')}</p>
             </>
           ) : (
             <>
-              <p className="state__title">No accounts yet.</p>
-              <p>Accounts appear here as people sign up.</p>
+              <p className="state__title">{t('accounts.none')}</p>
+              <p>{t('accounts.noneHint')}</p>
             </>
           )}
         </div>
       ) : (
         <>
           <p className="muted admin-count" aria-live="polite">
-            {search ? `Matching “${search}”, newest first` : 'All accounts, newest first'}
-            {loading && !loadingMore ? ' · updating…' : ''}
+            {search ? t('accounts.matching', { search }) : t('accounts.all')}
+            {loading && !loadingMore && <span> · {t('updating')}</span>}
           </p>
           <AccountsTable accounts={page.nodes} />
           {page.pageInfo.hasNextPage && (
             <div className="actions">
               <button type="button" className="button button--ghost" onClick={() => void more()} disabled={loadingMore}>
-                {loadingMore ? 'Loading…' : 'Show more accounts'}
+                {loadingMore ? t('loadingMore') : t('accounts.more')}
               </button>
             </div>
           )}
@@ -111,16 +113,18 @@ export function AccountsPage() {
 }
 
 function AccountsTable({ accounts }: { accounts: StaffAccountFragment[] }) {
+  const { t } = useTranslation('staff');
+  const format = useFormat();
   return (
     <div className="table-scroll">
       <table className="admin-table admin-table--rows">
         <thead>
           <tr>
-            <th scope="col">Email</th>
-            <th scope="col">Role</th>
-            <th scope="col">Package</th>
-            <th scope="col">Status</th>
-            <th scope="col">Created</th>
+            <th scope="col">{t('accounts.columns.email')}</th>
+            <th scope="col">{t('accounts.columns.role')}</th>
+            <th scope="col">{t('accounts.columns.package')}</th>
+            <th scope="col">{t('accounts.columns.status')}</th>
+            <th scope="col">{t('accounts.columns.created')}</th>
           </tr>
         </thead>
         <tbody>
@@ -141,7 +145,7 @@ function AccountsTable({ accounts }: { accounts: StaffAccountFragment[] }) {
               <td>
                 <AccountStatus account={account} />
               </td>
-              <td className="nowrap">{formatTime(account.createdAt)}</td>
+              <td className="nowrap">{format.dateTime(account.createdAt)}</td>
             </tr>
           ))}
         </tbody>

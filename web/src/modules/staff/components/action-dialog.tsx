@@ -1,10 +1,11 @@
 /**
  * Every staff action goes through this: a modal that says what will happen, asks why (kept in the audit
- * log with the actor's name), and shows what went wrong in words a person can act on. Nothing changes
- * until the confirm button is pressed.
+ * log with the actor's name), and shows what went wrong in the reader's language (the server's own
+ * message). Nothing changes until the confirm button is pressed. Every text comes in translated.
  */
 import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
-import { describeError } from './staff-errors.ts';
+import { useTranslation } from 'react-i18next';
+import { useErrorMessage } from '../../../lib/error-message.ts';
 
 export interface ActionDialogProps {
   title: string;
@@ -23,11 +24,14 @@ export interface ActionDialogProps {
 }
 
 export function ActionDialog({ title, children, fields, confirmLabel, danger, reason: reasonRule, reasonPlaceholder, onConfirm, onClose }: ActionDialogProps) {
+  const { t } = useTranslation('staff');
+  const errorMessage = useErrorMessage();
   const id = useId();
   const dialog = useRef<HTMLDialogElement>(null);
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState(false);
-  const [problem, setProblem] = useState<string | null>(null);
+  // The failed attempt's error (rendered in the current language), or 'reason' when the reason was left empty.
+  const [problem, setProblem] = useState<unknown>(null);
 
   useEffect(() => {
     const element = dialog.current;
@@ -38,7 +42,7 @@ export function ActionDialog({ title, children, fields, confirmLabel, danger, re
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     if (reasonRule === 'required' && reason.trim() === '') {
-      setProblem('Give a reason: it is kept in the audit log with your name.');
+      setProblem('reason');
       return;
     }
     setBusy(true);
@@ -46,7 +50,7 @@ export function ActionDialog({ title, children, fields, confirmLabel, danger, re
     try {
       await onConfirm(reason.trim());
     } catch (caught) {
-      setProblem(describeError(caught));
+      setProblem(caught);
       setBusy(false);
     }
   };
@@ -67,7 +71,7 @@ export function ActionDialog({ title, children, fields, confirmLabel, danger, re
         {fields}
         <label className="field" htmlFor={`${id}-reason`}>
           <span>
-            Reason {reasonRule === 'optional' && <span className="muted">(optional)</span>}
+            {t('dialog.reason')} {reasonRule === 'optional' && <span className="muted">{t('optional')}</span>}
           </span>
           <textarea
             id={`${id}-reason`}
@@ -75,22 +79,22 @@ export function ActionDialog({ title, children, fields, confirmLabel, danger, re
             onChange={(event) => setReason(event.target.value)}
             rows={3}
             maxLength={500}
-            placeholder={reasonPlaceholder ?? 'Why — the audit log keeps this with your name'}
+            placeholder={reasonPlaceholder ?? t('dialog.reasonPlaceholder')}
             required={reasonRule === 'required'}
-            aria-describedby={problem ? `${id}-problem` : undefined}
+            aria-describedby={problem !== null ? `${id}-problem` : undefined}
           />
         </label>
-        {problem && (
+        {problem !== null && (
           <p id={`${id}-problem`} className="form__error action-dialog__problem" role="alert">
-            {problem}
+            {problem === 'reason' ? t('dialog.reasonRequired') : errorMessage(problem)}
           </p>
         )}
         <div className="action-dialog__buttons">
           <button type="button" className="button button--ghost" onClick={onClose} disabled={busy}>
-            Cancel
+            {t('dialog.cancel')}
           </button>
           <button type="submit" className={danger ? 'button button--danger' : 'button'} disabled={busy}>
-            {busy ? 'Working…' : confirmLabel}
+            {busy ? t('dialog.working') : confirmLabel}
           </button>
         </div>
       </form>

@@ -1,11 +1,12 @@
 /** `/admin/audit`: every staff action and decision, newest first, narrowed by who, what and to what. */
 import { useQuery } from '@apollo/client/react';
 import { useEffect, useId, useState, type FormEvent } from 'react';
+import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
 import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { AUDIT_LOG_QUERY, type AuditLogFilter } from '../graphql/audit-log.query.ts';
 import { AuditTable } from './audit-table.tsx';
-import { actionLabels, targetTypeLabels } from './labels.ts';
+import { auditActions, targetTypes, useAuditText } from './labels.ts';
 
 const pageSize = 50;
 
@@ -21,6 +22,8 @@ function draftOf(params: URLSearchParams): Draft {
 }
 
 export function AuditPage() {
+  const { t } = useTranslation('staff');
+  const text = useAuditText();
   const id = useId();
   const [params, setParams] = useSearchParams();
   const applied = draftOf(params);
@@ -65,70 +68,70 @@ export function AuditPage() {
 
   return (
     <div className="admin-page">
-      <title>Audit log · svc admin</title>
+      <title>{t('pageTitle', { page: t('audit.title') })}</title>
       <header className="admin-head">
         <div>
-          <h1>Audit log</h1>
-          <p className="muted admin-head__note">Every staff action and every decision, as it happened. Entries are never edited or removed.</p>
+          <h1>{t('audit.title')}</h1>
+          <p className="muted admin-head__note">{t('audit.lead')}</p>
         </div>
       </header>
-      <form className="filters" onSubmit={submit} aria-label="Filter the audit log">
+      <form className="filters" onSubmit={submit} aria-label={t('audit.filters.label')}>
         <label className="field" htmlFor={`${id}-actor`}>
-          <span>Who (email)</span>
+          <span>{t('audit.filters.actor')}</span>
           <input id={`${id}-actor`} type="email" value={draft.actor} onChange={set('actor')} placeholder="support@example.com" autoComplete="off" />
         </label>
         <label className="field" htmlFor={`${id}-action`}>
-          <span>What</span>
+          <span>{t('audit.filters.action')}</span>
           <select id={`${id}-action`} value={draft.action} onChange={set('action')}>
-            <option value="">Any action</option>
-            {Object.entries(actionLabels).map(([value, label]) => (
+            <option value="">{t('audit.filters.anyAction')}</option>
+            {Object.keys(auditActions).map((value) => (
               <option key={value} value={value}>
-                {label}
+                {text.action(value)}
               </option>
             ))}
           </select>
         </label>
         <label className="field" htmlFor={`${id}-type`}>
-          <span>Target</span>
+          <span>{t('audit.filters.targetType')}</span>
           <select id={`${id}-type`} value={draft.targetType} onChange={set('targetType')}>
-            <option value="">Anything</option>
-            {Object.entries(targetTypeLabels).map(([value, label]) => (
+            <option value="">{t('audit.filters.anyTarget')}</option>
+            {targetTypes.map((value) => (
               <option key={value} value={value}>
-                {label}
+                {text.targetType(value)}
               </option>
             ))}
           </select>
         </label>
         <label className="field" htmlFor={`${id}-target`}>
-          <span>Target id</span>
-          <input id={`${id}-target`} value={draft.targetId} onChange={set('targetId')} placeholder="An account or key id" autoComplete="off" spellCheck={false} />
+          <span>{t('audit.filters.targetId')}</span>
+          <input id={`${id}-target`} value={draft.targetId} onChange={set('targetId')} placeholder={t('audit.filters.targetIdPlaceholder')} autoComplete="off" spellCheck={false} />
         </label>
         <div className="filters__buttons">
           <button type="submit" className="button">
-            Apply
+            {t('audit.filters.apply')}
           </button>
           {filtered && (
             <button type="button" className="button button--ghost" onClick={() => setParams({})}>
-              Clear
+              {t('audit.filters.clear')}
             </button>
           )}
         </div>
       </form>
       {error && !page ? (
-        <ErrorState title="The audit log could not be loaded." error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
+        <ErrorState title={t('audit.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
       ) : !page ? (
-        <LoadingState label="Reading the audit log…" />
+        <LoadingState label={t('audit.loading')} />
       ) : page.nodes.length === 0 ? (
         <div className="state state--empty">
           {filtered ? (
             <>
-              <p className="state__title">No entries match these filters.</p>
-              <p>The email must be the whole address of the staff member who acted. Clear the filters to see everything.</p>
+              <p className="state__title">{t('audit.noMatch')}</p>
+              <p>{t('audit.noMatchHint')}</p>
             </>
           ) : (
             <>
-              <p className="state__title">Nothing has been recorded yet.</p>
-              <p>Staff actions — disabling accounts, changing packages, revoking keys — appear here as they happen.</p>
+              <p className="state__title">{t('audit.none')}</p>
+              <p>{t('audit.noneHint')}</p>
             </>
           )}
         </div>
@@ -138,7 +141,7 @@ export function AuditPage() {
           {page.pageInfo.hasNextPage && (
             <div className="actions">
               <button type="button" className="button button--ghost" onClick={() => void more()} disabled={loadingMore}>
-                {loadingMore ? 'Loading…' : 'Show older entries'}
+                {loadingMore ? t('loadingMore') : t('audit.older')}
               </button>
             </div>
           )}

@@ -1,48 +1,54 @@
 /** Audit entries as a table: when, who, what, to what, why, and what changed. Shared by the log and the account page. */
+import type { ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
-import { formatTime } from '../../account/components/format-time.ts';
+import { useFormat } from '../../../lib/format.ts';
 import type { AuditEntryFragment } from '../graphql/audit-entry.fragment.ts';
-import { actionLabel, targetTypeLabels } from './labels.ts';
+import type { AccountRole } from '../graphql/staff-account.fragment.ts';
+import { accountRoles, useAuditText } from './labels.ts';
 
 export function AuditTable({ entries, showTarget = true }: { entries: AuditEntryFragment[]; showTarget?: boolean }) {
+  const { t } = useTranslation('staff');
+  const format = useFormat();
+  const text = useAuditText();
   return (
     <div className="table-scroll">
       <table className="admin-table admin-table--rows audit-table">
         <thead>
           <tr>
-            <th scope="col">When</th>
-            <th scope="col">Who</th>
-            <th scope="col">What</th>
-            {showTarget && <th scope="col">Target</th>}
-            <th scope="col">Reason</th>
-            <th scope="col">Change</th>
+            <th scope="col">{t('audit.columns.when')}</th>
+            <th scope="col">{t('audit.columns.who')}</th>
+            <th scope="col">{t('audit.columns.what')}</th>
+            {showTarget && <th scope="col">{t('audit.columns.target')}</th>}
+            <th scope="col">{t('audit.columns.reason')}</th>
+            <th scope="col">{t('audit.columns.change')}</th>
           </tr>
         </thead>
         <tbody>
           {entries.map((entry) => (
             <tr key={entry.id} data-action={entry.action}>
               <td className="nowrap">
-                <time dateTime={entry.at}>{formatTime(entry.at)}</time>
+                <time dateTime={entry.at}>{format.dateTime(entry.at)}</time>
                 {entry.requestId && (
-                  <span className="audit-table__request" title="Request id: find it in the server logs">
+                  <code className="audit-table__request" title={t('audit.requestIdTitle')}>
                     {entry.requestId}
-                  </span>
+                  </code>
                 )}
               </td>
               <td>
                 {entry.actorEmail ? (
-                  <Link to={`/admin/audit?actor=${encodeURIComponent(entry.actorEmail)}`} title="Everything this person did">
+                  <Link to={`/admin/audit?actor=${encodeURIComponent(entry.actorEmail)}`} title={t('audit.actorTitle')}>
                     {entry.actorEmail}
                   </Link>
                 ) : entry.actorId ? (
                   <code>{shortId(entry.actorId)}</code>
                 ) : (
-                  <span className="muted">System</span>
+                  <span className="muted">{t('audit.system')}</span>
                 )}
               </td>
               <td>
-                <span className="audit-action" title={entry.action}>
-                  {actionLabel(entry.action)}
+                <span className="audit-action" data-code={entry.action}>
+                  {text.action(entry.action)}
                 </span>
               </td>
               {showTarget && (
@@ -63,7 +69,9 @@ export function AuditTable({ entries, showTarget = true }: { entries: AuditEntry
 }
 
 function Target({ entry }: { entry: AuditEntryFragment }) {
-  const kind = targetTypeLabels[entry.targetType] ?? entry.targetType;
+  const { t } = useTranslation('staff');
+  const text = useAuditText();
+  const kind = text.targetType(entry.targetType);
   if (entry.targetType === 'account') {
     return (
       <>
@@ -84,7 +92,7 @@ function Target({ entry }: { entry: AuditEntryFragment }) {
         <>
           {' '}
           <Link to={`/admin/accounts/${owner}`} className="muted">
-            (owner)
+            {t('audit.owner')}
           </Link>
         </>
       )}
@@ -94,6 +102,9 @@ function Target({ entry }: { entry: AuditEntryFragment }) {
 
 /** The fields that changed, "field: before → after"; values that only one side has are shown alone. */
 function Change({ before, after }: { before: Record<string, unknown> | null; after: Record<string, unknown> | null }) {
+  const { t } = useTranslation('staff');
+  const text = useAuditText();
+  const show = useShowValue();
   // Fields that did not change (a package "until" that stays empty) and a revoked key's identity (shown as
   // its target) are left out.
   const keys = [...new Set([...Object.keys(after ?? {}), ...Object.keys(before ?? {})])].filter((key) => {
@@ -106,15 +117,16 @@ function Change({ before, after }: { before: Record<string, unknown> | null; aft
       {keys.map((key) => {
         const old = before && key in before ? before[key] : undefined;
         const now = after && key in after ? after[key] : undefined;
+        const label = text.field(key);
         return (
           <li key={key}>
-            <span className="muted">{key}</span>{' '}
+            <span className="muted">{label ?? <code>{key}</code>}</span>{' '}
             {old !== undefined && now !== undefined ? (
               <>
-                {show(old)} <span aria-label="became">→</span> {show(now)}
+                {show(key, old)} <span aria-label={t('audit.became')}>→</span> {show(key, now)}
               </>
             ) : (
-              show(now ?? old)
+              show(key, now ?? old)
             )}
           </li>
         );
@@ -123,11 +135,19 @@ function Change({ before, after }: { before: Record<string, unknown> | null; aft
   );
 }
 
-function show(value: unknown): string {
-  if (value === null || value === undefined) return 'none';
-  if (typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value)) return formatTime(value);
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return JSON.stringify(value);
+/** A recorded value in words: times in the reader's zone, roles named, counts grouped, ids and codes as code. */
+function useShowValue(): (key: string, value: unknown) => ReactNode {
+  const { t } = useTranslation('staff');
+  const format = useFormat();
+  const text = useAuditText();
+  return (key, value) => {
+    if (value === null || value === undefined) return t('audit.noValue');
+    if (typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value)) return format.dateTime(value);
+    if (key === 'role' && typeof value === 'string' && accountRoles.includes(value as AccountRole)) return text.role(value as AccountRole);
+    if (typeof value === 'number') return format.integer(value);
+    if (typeof value === 'boolean') return value ? t('audit.yes') : t('audit.no');
+    return <code>{typeof value === 'string' ? value : JSON.stringify(value)}</code>;
+  };
 }
 
 export function shortId(id: string): string {

@@ -3,18 +3,18 @@
  * refunds by day and by model, revenue — and how long the enterprise review queue is.
  */
 import { useQuery } from '@apollo/client/react';
+import type { ReactNode } from 'react';
+import { Trans, useTranslation } from 'react-i18next';
 import { Link, useSearchParams } from 'react-router';
-import { formatCompact, formatCompactMoney, formatCompactNumber, formatDay, formatInteger, formatMicros, formatMoney, formatPercent } from '../../../lib/format.ts';
-import { formatTime } from '../../account/components/format-time.ts';
+import { useFormat } from '../../../lib/format.ts';
 import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { STATS_QUERY, type StatsQuery, type StatsRange } from '../graphql/stats.query.ts';
 import { DayBarChart } from './day-bar-chart.tsx';
-import { statusLabels } from './labels.ts';
 
-const ranges: { value: StatsRange; label: string }[] = [
-  { value: 'last_7_days', label: '7 days' },
-  { value: 'last_30_days', label: '30 days' },
-  { value: 'last_90_days', label: '90 days' },
+const ranges: { value: StatsRange; days: number }[] = [
+  { value: 'last_7_days', days: 7 },
+  { value: 'last_30_days', days: 30 },
+  { value: 'last_90_days', days: 90 },
 ];
 
 function isRange(value: string | null): value is StatsRange {
@@ -22,6 +22,7 @@ function isRange(value: string | null): value is StatsRange {
 }
 
 export function DashboardPage() {
+  const { t } = useTranslation('staff');
   const [params, setParams] = useSearchParams();
   const asked = params.get('range');
   const range: StatsRange = isRange(asked) ? asked : 'last_30_days';
@@ -29,17 +30,17 @@ export function DashboardPage() {
   const stats = (data ?? previousData)?.stats;
   return (
     <div className="admin-page">
-      <title>Dashboard · svc admin</title>
+      <title>{t('pageTitle', { page: t('dashboard.title') })}</title>
       <header className="admin-head">
         <div>
-          <h1>Dashboard</h1>
+          <h1>{t('dashboard.title')}</h1>
           {stats && (
             <p className="muted admin-head__note">
-              Days in <strong>{stats.timezone}</strong> time, today so far included · amounts in {stats.currency} at effective prices
+              <Trans t={t} i18nKey="dashboard.note" values={{ timezone: stats.timezone, currency: stats.currency }} components={{ strong: <strong /> }} />
             </p>
           )}
         </div>
-        <div className="segmented" role="radiogroup" aria-label="Range">
+        <div className="segmented" role="radiogroup" aria-label={t('dashboard.rangeLabel')}>
           {ranges.map((option) => (
             <button
               key={option.value}
@@ -49,15 +50,15 @@ export function DashboardPage() {
               className={range === option.value ? 'segmented__option segmented__option--active' : 'segmented__option'}
               onClick={() => setParams(option.value === 'last_30_days' ? {} : { range: option.value }, { replace: true })}
             >
-              {option.label}
+              {t('dashboard.range', { count: option.days })}
             </button>
           ))}
         </div>
       </header>
       {error && !stats ? (
-        <ErrorState title="The dashboard could not be loaded." error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
+        <ErrorState title={t('dashboard.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
       ) : !stats ? (
-        <LoadingState label="Adding up the ledger…" />
+        <LoadingState label={t('dashboard.loading')} />
       ) : (
         <div className={loading ? 'dashboard dashboard--stale' : 'dashboard'} aria-busy={loading}>
           <Tiles stats={stats} />
@@ -72,43 +73,68 @@ export function DashboardPage() {
 type Stats = StatsQuery['stats'];
 
 function Tiles({ stats }: { stats: Stats }) {
+  const { t } = useTranslation('staff');
+  const format = useFormat();
   const { totals, reviewQueue } = stats;
   const errorRate = totals.requests > 0 ? totals.errors / totals.requests : 0;
+  const days = stats.days;
   return (
-    <section className="tiles" aria-label="Totals">
-      <Tile label="Requests" value={formatInteger(totals.requests)} note={`in ${stats.days} days`} />
-      <Tile label="Tokens in" value={formatCompact(totals.inputTokens)} note={`${formatInteger(totals.inputTokens)} in ${stats.days} days`} />
-      <Tile label="Tokens out" value={formatCompact(totals.outputTokens)} note={`${formatInteger(totals.outputTokens)} in ${stats.days} days`} />
-      <Tile label="Spend" value={formatCompactMoney(totals.spend)} note={`${formatMoney(totals.spend)} charged to pools`} />
+    <section className="tiles" aria-label={t('dashboard.tiles.label')}>
+      <Tile label={t('dashboard.tiles.requests')} value={format.integer(totals.requests)} note={t('dashboard.tiles.inDays', { count: days })} />
       <Tile
-        label="Errors"
-        value={formatInteger(totals.errors)}
-        note={totals.requests > 0 ? `${formatPercent(errorRate)} of requests · ${formatInteger(totals.refunds)} refunded` : 'no requests'}
+        label={t('dashboard.tiles.tokensIn')}
+        value={format.compact(totals.inputTokens)}
+        note={t('dashboard.tiles.tokensNote', { total: format.integer(totals.inputTokens), count: days })}
+      />
+      <Tile
+        label={t('dashboard.tiles.tokensOut')}
+        value={format.compact(totals.outputTokens)}
+        note={t('dashboard.tiles.tokensNote', { total: format.integer(totals.outputTokens), count: days })}
+      />
+      <Tile label={t('dashboard.tiles.spend')} value={format.compactMoney(totals.spend)} note={t('dashboard.tiles.spendNote', { amount: format.money(totals.spend) })} />
+      <Tile
+        label={t('dashboard.tiles.errors')}
+        value={format.integer(totals.errors)}
+        note={totals.requests > 0 ? t('dashboard.tiles.errorsNote', { share: format.percent(errorRate), count: totals.refunds }) : t('dashboard.tiles.noRequests')}
         tone={errorRate >= 0.05 ? 'warn' : undefined}
       />
+      {/* One line per currency: amounts in different currencies are never added up, nor squeezed onto one line. */}
       <Tile
-        label="Revenue"
-        value={stats.revenue.length === 0 ? '—' : stats.revenue.map((r) => formatMoney({ amount: r.paidAmount, currency: r.currency })).join(' · ')}
+        label={t('dashboard.tiles.revenue')}
+        value={
+          stats.revenue.length === 0
+            ? '—'
+            : stats.revenue.map((r) => (
+                <span key={r.currency} className="tile__line">
+                  {format.money({ amount: r.paidAmount, currency: r.currency })}
+                </span>
+              ))
+        }
         note={
           stats.revenue.length === 0
-            ? 'no paid orders'
-            : stats.revenue.map((r) => `${formatInteger(r.paidOrders)} paid, ${formatMoney({ amount: r.refundedAmount, currency: r.currency })} refunded`).join(' · ')
+            ? t('dashboard.tiles.noRevenue')
+            : stats.revenue.map((r) => (
+                <span key={r.currency} className="tile__line">
+                  {t('dashboard.tiles.revenueNote', { count: r.paidOrders, refunded: format.money({ amount: r.refundedAmount, currency: r.currency }) })}
+                </span>
+              ))
         }
+        lines={stats.revenue.length}
       />
       <Link to="/admin/applications" className={reviewQueue.pending > 0 ? 'tile tile--link tile--attention' : 'tile tile--link'}>
-        <span className="tile__label">Review queue</span>
-        <span className="tile__value">{formatInteger(reviewQueue.pending)}</span>
+        <span className="tile__label">{t('dashboard.tiles.reviewQueue')}</span>
+        <span className="tile__value">{format.integer(reviewQueue.pending)}</span>
         <span className="tile__note">
-          {reviewQueue.oldestSubmittedAt ? `oldest waiting since ${formatTime(reviewQueue.oldestSubmittedAt)}` : 'nothing waiting'}
+          {reviewQueue.oldestSubmittedAt ? t('dashboard.tiles.oldestWaiting', { time: format.dateTime(reviewQueue.oldestSubmittedAt) }) : t('dashboard.tiles.nothingWaiting')}
         </span>
       </Link>
     </section>
   );
 }
 
-function Tile({ label, value, note, tone }: { label: string; value: string; note: string; tone?: 'warn' }) {
+function Tile({ label, value, note, tone, lines = 1 }: { label: string; value: ReactNode; note: ReactNode; tone?: 'warn'; lines?: number }) {
   return (
-    <div className={tone ? `tile tile--${tone}` : 'tile'}>
+    <div className={['tile', tone && `tile--${tone}`, lines > 1 && 'tile--lines'].filter(Boolean).join(' ')}>
       <span className="tile__label">{label}</span>
       <span className="tile__value">{value}</span>
       <span className="tile__note">{note}</span>
@@ -117,93 +143,99 @@ function Tile({ label, value, note, tone }: { label: string; value: string; note
 }
 
 function Charts({ stats }: { stats: Stats }) {
+  const { t } = useTranslation(['staff', 'usage']);
+  const format = useFormat();
   const currency = stats.currency;
   const peak = (values: number[]) => Math.max(0, ...values);
   const requests = stats.byDay.map((d) => d.requests);
+  const failures = stats.byStatus.filter((s) => s.status !== 'ok');
   return (
-    <section className="charts" aria-label="By day">
+    <section className="charts" aria-label={t('dashboard.charts.label')}>
       <DayBarChart
-        title="Requests per day"
-        summary={`peak ${formatInteger(peak(requests))}`}
-        series={[{ label: 'Requests', color: 'var(--series-1)' }]}
+        title={t('dashboard.charts.requests')}
+        summary={t('dashboard.charts.peak', { value: format.integer(peak(requests)) })}
+        series={[{ label: t('dashboard.charts.requestsSeries'), color: 'var(--series-1)' }]}
         days={stats.byDay.map((d) => ({ date: d.date, values: [d.requests] }))}
-        format={formatInteger}
+        format={format.integer}
       />
       <DayBarChart
-        title="Tokens per day"
-        summary={`${formatCompact(stats.totals.inputTokens + stats.totals.outputTokens)} in all`}
+        title={t('dashboard.charts.tokens')}
+        summary={t('dashboard.charts.tokensTotal', { total: format.compact(stats.totals.inputTokens + stats.totals.outputTokens) })}
         series={[
-          { label: 'In', color: 'var(--series-5)' },
-          { label: 'Out', color: 'var(--series-2)' },
+          { label: t('dashboard.charts.tokensIn'), color: 'var(--series-5)' },
+          { label: t('dashboard.charts.tokensOut'), color: 'var(--series-2)' },
         ]}
         days={stats.byDay.map((d) => ({ date: d.date, values: [d.inputTokens, d.outputTokens] }))}
-        format={formatInteger}
+        format={format.integer}
       />
       <DayBarChart
-        title="Spend per day"
-        summary={formatMoney(stats.totals.spend)}
-        series={[{ label: 'Spend', color: 'var(--series-3)' }]}
+        title={t('dashboard.charts.spend')}
+        summary={format.money(stats.totals.spend)}
+        series={[{ label: t('dashboard.charts.spendSeries'), color: 'var(--series-3)' }]}
         days={stats.byDay.map((d) => ({ date: d.date, values: [d.spend.amountMicros] }))}
-        format={(micros) => formatMicros(micros, currency)}
-        formatAxis={(micros) => formatCompactNumber(micros / 1_000_000)}
+        format={(micros) => format.micros(micros, currency)}
+        // The axis only needs a readable size; the exact amounts are in the tooltip and the table.
+        formatAxis={(micros) => format.compact(micros / 1_000_000)}
         integer={false}
       />
       <DayBarChart
-        title="Errors and refunds per day"
-        summary={stats.byStatus.filter((s) => s.status !== 'ok').map((s) => `${statusLabels[s.status]} ${formatInteger(s.requests)}`).join(' · ') || 'none'}
+        title={t('dashboard.charts.errors')}
+        summary={
+          failures.length === 0
+            ? t('dashboard.charts.noErrors')
+            : failures.map((s) => t('dashboard.charts.statusCount', { status: t(`usage:history.status.${s.status}`), requests: format.integer(s.requests) })).join(' · ')
+        }
         series={[
-          { label: 'Refunded', color: 'var(--series-0)' },
-          { label: 'Other errors', color: 'color-mix(in srgb, var(--danger) 72%, white)' },
+          { label: t('dashboard.charts.refunded'), color: 'var(--series-0)' },
+          { label: t('dashboard.charts.otherErrors'), color: 'color-mix(in srgb, var(--danger) 72%, white)' },
         ]}
         days={stats.byDay.map((d) => ({ date: d.date, values: [d.refunds, d.errors - d.refunds] }))}
-        format={formatInteger}
+        format={format.integer}
       />
     </section>
   );
 }
 
 function ModelTable({ stats }: { stats: Stats }) {
+  const { t } = useTranslation('staff');
+  const format = useFormat();
   const most = Math.max(1, ...stats.byModel.map((m) => m.requests));
   const first = stats.byDay[0]?.date;
   const last = stats.byDay.at(-1)?.date;
   return (
     <section className="admin-section" aria-labelledby="by-model">
       <div className="admin-section__head">
-        <h2 id="by-model">By model</h2>
-        {first && last && (
-          <p className="muted">
-            {formatDay(first)} – {formatDay(last)}
-          </p>
-        )}
+        <h2 id="by-model">{t('dashboard.byModel.heading')}</h2>
+        {first && last && <p className="muted">{t('dashboard.byModel.range', { from: format.day(first), to: format.day(last) })}</p>}
       </div>
       {stats.byModel.length === 0 ? (
         <div className="state state--empty">
-          <p className="state__title">No requests in this range.</p>
-          <p>Models show up here once members or organisations call the API.</p>
+          <p className="state__title">{t('dashboard.byModel.empty')}</p>
+          <p>{t('dashboard.byModel.emptyHint')}</p>
         </div>
       ) : (
         <div className="table-scroll">
           <table className="admin-table">
             <thead>
               <tr>
-                <th scope="col">Model</th>
+                <th scope="col">{t('dashboard.byModel.columns.model')}</th>
                 <th scope="col" className="admin-table__bar-head">
-                  Requests
+                  {t('dashboard.byModel.columns.requests')}
                 </th>
                 <th scope="col" className="num">
-                  Tokens in
+                  {t('dashboard.byModel.columns.tokensIn')}
                 </th>
                 <th scope="col" className="num">
-                  Tokens out
+                  {t('dashboard.byModel.columns.tokensOut')}
                 </th>
                 <th scope="col" className="num">
-                  Spend
+                  {t('dashboard.byModel.columns.spend')}
                 </th>
                 <th scope="col" className="num">
-                  Errors
+                  {t('dashboard.byModel.columns.errors')}
                 </th>
                 <th scope="col" className="num">
-                  Refunds
+                  {t('dashboard.byModel.columns.refunds')}
                 </th>
               </tr>
             </thead>
@@ -218,17 +250,17 @@ function ModelTable({ stats }: { stats: Stats }) {
                       <span className="inline-bar" aria-hidden="true">
                         <span style={{ width: `${Math.max(1, (model.requests / most) * 100)}%` }} />
                       </span>
-                      <span className="num">{formatInteger(model.requests)}</span>
+                      <span className="num">{format.integer(model.requests)}</span>
                     </div>
                   </td>
-                  <td className="num">{formatInteger(model.inputTokens)}</td>
-                  <td className="num">{formatInteger(model.outputTokens)}</td>
-                  <td className="num">{formatMoney(model.spend)}</td>
+                  <td className="num">{format.integer(model.inputTokens)}</td>
+                  <td className="num">{format.integer(model.outputTokens)}</td>
+                  <td className="num">{format.money(model.spend)}</td>
                   <td className="num">
-                    {formatInteger(model.errors)}
-                    {model.errors > 0 && <span className="muted"> · {formatPercent(model.errors / model.requests)}</span>}
+                    {format.integer(model.errors)}
+                    {model.errors > 0 && <span className="muted"> · {format.percent(model.errors / model.requests)}</span>}
                   </td>
-                  <td className="num">{formatInteger(model.refunds)}</td>
+                  <td className="num">{format.integer(model.refunds)}</td>
                 </tr>
               ))}
             </tbody>

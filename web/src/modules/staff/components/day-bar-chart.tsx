@@ -4,9 +4,11 @@
  * screen readers get the same figures as a table.
  */
 import { useId, useLayoutEffect, useRef, useState, type KeyboardEvent } from 'react';
-import { formatCompact, formatDay } from '../../../lib/format.ts';
+import { useTranslation } from 'react-i18next';
+import { useFormat } from '../../../lib/format.ts';
 
 export interface ChartSeries {
+  /** Translated by the caller, like every text the chart is given. */
   label: string;
   /** A CSS colour, e.g. `var(--series-1)`. */
   color: string;
@@ -25,7 +27,7 @@ export interface DayBarChartProps {
   days: ChartDay[];
   /** Exact value for the tooltip and the table, e.g. "12,345" or "USD 1.20". */
   format(value: number): string;
-  /** Short value for the axis; defaults to compact numbers ("1.2K"). */
+  /** Short value for the axis; defaults to compact numbers ("1.2K" / "1.2万"). */
   formatAxis?(value: number): string;
   /** What the figure in the card's head sums up (e.g. "1,234 in 30 days"); optional. */
   summary?: string;
@@ -36,7 +38,10 @@ export interface DayBarChartProps {
 
 const margin = { top: 10, right: 8, bottom: 22, left: 46 };
 
-export function DayBarChart({ title, series, days, format, formatAxis = formatCompact, summary, height = 170, integer = true }: DayBarChartProps) {
+export function DayBarChart({ title, series, days, format, formatAxis, summary, height = 170, integer = true }: DayBarChartProps) {
+  const { t } = useTranslation('staff');
+  const formatters = useFormat();
+  const axis = formatAxis ?? formatters.compact;
   const id = useId();
   const [box, width] = useWidth();
   const [hovered, setHovered] = useState<number | null>(null);
@@ -84,7 +89,7 @@ export function DayBarChart({ title, series, days, format, formatAxis = formatCo
             width={width}
             height={height}
             role="img"
-            aria-label={empty ? `${title}: nothing in this range.` : `${title}: highest ${format(max)} on ${formatDay(days[totals.indexOf(max)]!.date)}. Use the arrow keys to read each day.`}
+            aria-label={empty ? t('chart.emptyLabel', { title }) : t('chart.label', { title, value: format(max), day: formatters.day(days[totals.indexOf(max)]!.date) })}
             tabIndex={0}
             onKeyDown={onKey}
             onBlur={() => setHovered(null)}
@@ -94,7 +99,7 @@ export function DayBarChart({ title, series, days, format, formatAxis = formatCo
               <g key={tick} className="chart__grid">
                 <line x1={margin.left} x2={width - margin.right} y1={y(tick)} y2={y(tick)} />
                 <text x={margin.left - 6} y={y(tick)} dy="0.32em" textAnchor="end">
-                  {empty && tick > 0 ? '' : formatAxis(tick)}
+                  {empty && tick > 0 ? '' : axis(tick)}
                 </text>
               </g>
             ))}
@@ -118,20 +123,20 @@ export function DayBarChart({ title, series, days, format, formatAxis = formatCo
             {days.map((day, index) =>
               (days.length - 1 - index) % labelEvery === 0 ? (
                 <text key={day.date} className="chart__x" x={margin.left + index * band + band / 2} y={height - 6} textAnchor="middle">
-                  {formatDay(day.date)}
+                  {formatters.day(day.date)}
                 </text>
               ) : null,
             )}
           </svg>
         )}
-        {empty && <p className="chart__empty">Nothing in this range</p>}
+        {empty && <p className="chart__empty">{t('chart.empty')}</p>}
         {active && hovered !== null && (
           <div
             className="chart__tooltip"
             role="status"
             style={{ left: Math.min(Math.max(margin.left + hovered * band + band / 2, 80), Math.max(80, width - 80)) }}
           >
-            <strong>{formatDay(active.date, { weekday: true })}</strong>
+            <strong>{formatters.day(active.date, { weekday: true })}</strong>
             {series.map((s, i) => (
               <span key={s.label} className="chart__tooltip-row">
                 <span className="chart__swatch" style={{ background: s.color }} />
@@ -148,7 +153,7 @@ export function DayBarChart({ title, series, days, format, formatAxis = formatCo
           <caption>{title}</caption>
           <thead>
             <tr>
-              <th scope="col">Day</th>
+              <th scope="col">{t('chart.day')}</th>
               {series.map((s) => (
                 <th key={s.label} scope="col">
                   {s.label}
@@ -159,7 +164,7 @@ export function DayBarChart({ title, series, days, format, formatAxis = formatCo
           <tbody>
             {days.map((day) => (
               <tr key={day.date}>
-                <th scope="row">{formatDay(day.date, { year: true })}</th>
+                <th scope="row">{formatters.day(day.date, { year: true })}</th>
                 {day.values.map((value, i) => (
                   <td key={i}>{format(value)}</td>
                 ))}

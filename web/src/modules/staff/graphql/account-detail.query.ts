@@ -17,15 +17,18 @@ export interface AccountDetailQuery {
   account: AccountDetail | null;
 }
 
-/** One account as support sees it: plan, pools, recent requests, keys and sessions. */
-export const ACCOUNT_DETAIL_QUERY: TypedDocumentNode<AccountDetailQuery, { id: string }> = gql`
-  query AccountDetail($id: ID!) {
+/**
+ * One account as support sees it: plan, pools, recent requests, keys and sessions. The page size is a
+ * variable, as in `UsageHistory`: the server's cost limit multiplies a literal `first` into the cost.
+ */
+export const ACCOUNT_DETAIL_QUERY: TypedDocumentNode<AccountDetailQuery, { id: string; requests: number }> = gql`
+  query AccountDetail($id: ID!, $requests: Int!) {
     account(id: $id) {
       ...StaffAccountFragment
       usage {
         ...UsageFragment
       }
-      usageHistory(first: 15) {
+      usageHistory(first: $requests) {
         nodes {
           ...UsageRecordFragment
         }
