@@ -15,6 +15,7 @@ import { Migration20261122100000_staff } from './Migration20261122100000_staff.t
 import { Migration20261123010000_search } from './Migration20261123010000_search.ts';
 import { Migration20261123030000_billing } from './Migration20261123030000_billing.ts';
 import { Migration20261123040000_locale } from './Migration20261123040000_locale.ts';
+import { Migration20261123060000_stats } from './Migration20261123060000_stats.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000000_account', class: Migration20261121000000_account },
@@ -28,4 +29,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123010000_search', class: Migration20261123010000_search },
   { name: 'Migration20261123030000_billing', class: Migration20261123030000_billing },
   { name: 'Migration20261123040000_locale', class: Migration20261123040000_locale },
+  { name: 'Migration20261123060000_stats', class: Migration20261123060000_stats },
 ];

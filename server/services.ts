@@ -49,6 +49,7 @@ import { UsageService } from './modules/usage/usage.service.ts';
 import { AuditLog } from './modules/audit/audit.service.ts';
 import { PlanAssignments } from './modules/plan/plan-assignment.service.ts';
 import { StaffService } from './modules/staff/staff.service.ts';
+import { StatsService } from './modules/staff/stats.service.ts';
 
 export interface Services {
   config: Config;
@@ -105,8 +106,10 @@ export interface Services {
   audit: AuditLog;
   /** Which package an account is on: `planAssignments.assign(actor, …)` (staff), `.assignAsSystem(…)` (payments). */
   planAssignments: PlanAssignments;
-  /** Staff actions on accounts: disable/enable, end sessions, set role and package. */
+  /** Staff lookups and actions on accounts: search, detail, disable/enable, end sessions, set role and package. */
   staff: StaffService;
+  /** The staff dashboard's figures from the ledger and orders, and the review queue's length. */
+  stats: StatsService;
 }
 
 export function createServices(config: Config, db: Database, redis: RedisLayer, log: Logger): Services {
@@ -150,6 +153,10 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
   const usage = new UsageService(config, db, pools, windows, entitlements, events);
   const audit = new AuditLog(db);
   const planAssignments = new PlanAssignments(config, db, { plans, audit, identity, usage: events }, warn('plan package expiry failed'));
+  const apiKeys = new ApiKeyService(db, identity, audit);
+  // The enterprise module's applications give the dashboard its review queue: pass `{ reviewQueue }` here
+  // once it exists (any object with `reviewQueueSummary()`); until then the queue reads as empty.
+  const stats = new StatsService(config, db, windows);
 
   return {
     config,
@@ -163,14 +170,15 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
     identity,
     accounts,
     sessions,
-    apiKeys: new ApiKeyService(db, identity, audit),
+    apiKeys,
     deviceAuth: new DeviceAuthService(config, db, throttle, sessions, accounts),
     oidc: new OidcService(config, redis),
     mailer,
     lastUsed,
     audit,
     planAssignments,
-    staff: new StaffService(db, { audit, identity, planAssignments }),
+    staff: new StaffService(db, { audit, identity, planAssignments, usage, apiKeys, sessions }),
+    stats,
     pools,
     windows,
     settlement,

@@ -10,7 +10,7 @@
  * message naming the rule; a bearer credential where the action needs the browser's web session → 401
  * `sign_in_required` (signing in at the web app is exactly what fixes it).
  */
-import { AppError } from '../errors/app-error.ts';
+import { AppError, bilingual, type Bilingual } from '../errors/app-error.ts';
 import type { AccountRole } from '../modules/account/account.entity.ts';
 import type { Principal } from '../modules/identity/principal.ts';
 import {
@@ -66,28 +66,39 @@ export function can<A extends Action>(actor: Actor, action: A, ...resource: Reso
 
 function decide(actor: Actor, action: Action, resource: AccountResource | OrganisationResource | undefined): AppError | null {
   const rule = actions[action];
-  if (!actor) return new AppError('sign_in_required', `Sign in required (${action}): no valid web session or bearer credential.`);
+  if (!actor) {
+    return new AppError('sign_in_required', bilingual('Sign in required ({action}): no valid web session or bearer credential.', '请先登录（{action}）：没有有效的网页会话或 Bearer 凭证。', { action }));
+  }
   switch (rule.who) {
     case 'self':
       break;
     case 'staff': {
       if (staffRank[actor.role] < staffRank[rule.role]) {
-        const who = rule.role === 'admin' ? 'admins' : 'support staff and admins';
-        return forbidden(`${action} is for ${who}; this account's role is ${actor.role}.`);
+        const who = rule.role === 'admin' ? { en: 'admins', zh: '管理员' } : { en: 'support staff and admins', zh: '客服和管理员' };
+        return forbidden(bilingual("{action} is for {who}; this account's role is {role}.", '{action} 仅限{who}使用；当前账户的角色是{role}。', { action, who, role: roleWord(actor.role) }));
       }
       if (resource?.type === 'account') {
-        if (resource.id === actor.accountId && notOnSelf.has(action)) return forbidden(`${action} cannot be applied to your own account; ask another staff member.`);
+        if (resource.id === actor.accountId && notOnSelf.has(action)) {
+          return forbidden(bilingual('{action} cannot be applied to your own account; ask another staff member.', '{action} 不能用于您自己的账户，请让其他工作人员操作。', { action }));
+        }
         if (resource.role !== 'member' && actor.role !== 'admin') {
-          return forbidden(`Only an admin may act on a staff account (${action} on an account with role ${resource.role}).`);
+          return forbidden(
+            bilingual('Only an admin may act on a staff account ({action} on an account with role {role}).', '只有管理员可以操作工作人员账户（对角色为{role}的账户执行 {action}）。', {
+              action,
+              role: roleWord(resource.role),
+            }),
+          );
         }
       }
       break;
     }
     case 'organisation': {
       if (resource?.type !== 'organisation') throw new Error(`authz: ${action} needs the organisation as its resource`);
-      if (resource.membership === null) return forbidden(`You are not a member of organisation ${resource.id}.`);
+      if (resource.membership === null) return forbidden(bilingual('You are not a member of organisation {id}.', '您不是组织 {id} 的成员。', { id: resource.id }));
       if (organisationRank[resource.membership] < organisationRank[rule.role]) {
-        return forbidden(`${action} needs the organisation role ${rule.role} or higher; yours is ${resource.membership}.`);
+        return forbidden(
+          bilingual('{action} needs the organisation role {needed} or higher; yours is {yours}.', '{action} 需要组织角色 {needed} 或更高；您的角色是 {yours}。', { action, needed: rule.role, yours: resource.membership }),
+        );
       }
       break;
     }
@@ -98,14 +109,23 @@ function decide(actor: Actor, action: Action, resource: AccountResource | Organi
     const where = rule.who === 'staff' ? '/admin' : '/account';
     return new AppError(
       'sign_in_required',
-      `This needs a web session (${action}): sign in at ${where} in a browser; a bearer credential alone (API key or device-login token) is not accepted.`,
+      bilingual(
+        'This needs a web session ({action}): sign in at {where} in a browser; a bearer credential alone (API key or device-login token) is not accepted.',
+        '此操作需要网页会话（{action}）：请在浏览器中打开 {where} 登录；仅凭 Bearer 凭证（API 密钥或设备登录令牌）不能执行。',
+        { action, where },
+      ),
     );
   }
   return null;
 }
 
-function forbidden(message: string): AppError {
-  return new AppError('forbidden', `Forbidden: ${message}`, { stage: 'auth' });
+function forbidden(message: Bilingual): AppError {
+  return new AppError('forbidden', { en: `Forbidden: ${message.en}`, zh: `无权操作：${message.zh}` }, { stage: 'auth' });
+}
+
+/** An account role in a sentence: the code in English (as the API spells it), the word in Chinese. */
+function roleWord(role: AccountRole): Bilingual {
+  return { en: role, zh: { member: '会员', support: '客服', admin: '管理员' }[role] };
 }
 
 function assertNever(value: never): never {

@@ -8,6 +8,7 @@ import '../modules/plan/plan.schema.ts';
 import '../modules/usage/usage.schema.ts';
 import '../modules/session/session.schema.ts';
 import '../modules/staff/staff.schema.ts';
+import '../modules/staff/stats.schema.ts';
 import '../modules/audit/audit.schema.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -4,19 +4,25 @@
  * the app's text, errors from the server's `messageZh`, numbers and money through Intl — with no English
  * UI string left (product names, model ids, code and data excepted). Switching to English in the header
  * sticks across a reload, follows the member to a new browser (stored on the account), and a signed-out
- * choice sticks too (cookie). Screenshots in both languages land in test-results/.
+ * choice sticks too (cookie). The admin app (dashboard, accounts, an account, the audit log) speaks Chinese
+ * to support staff in a zh-CN browser. Screenshots in both languages land in test-results/.
  */
 import { resolve } from 'node:path';
 import OpenAI from 'openai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatMoney } from '../../web/src/lib/format.ts';
 import { realMode, startApp, type TestApp } from '../helpers/app.ts';
+import type { TestDatabase } from '../helpers/database.ts';
+import { seed } from '../helpers/seed.ts';
 import { startScriptedUpstream, type ScriptedUpstream } from '../fixtures/scripted-upstream.ts';
 import { ensureBuilt, launchChromium, resultsDir } from './identity-browser.ts';
+import { seedLedger, seedOrders } from './ledger-fixture.ts';
 
 let testApp: TestApp;
 let upstream: ScriptedUpstream;
 let cleanup: () => Promise<void>;
+let database: TestDatabase;
 let browser: Browser;
 
 beforeAll(async () => {
@@ -24,6 +30,7 @@ beforeAll(async () => {
   upstream = await startScriptedUpstream();
   const mode = await realMode();
   cleanup = mode.cleanup;
+  database = mode.database;
   testApp = await startApp(mode.config, { env: { SVC_UPSTREAM_URL: upstream.url } });
   browser = await launchChromium();
 });
@@ -220,6 +227,92 @@ describe('Chinese web app', () => {
       expect(other.problems).toEqual([]);
     } finally {
       await other.context.close();
+    }
+  });
+
+  it('renders the admin app in Chinese for support staff: dashboard, accounts, an account and the audit log', async () => {
+    const people = seed(testApp);
+    const support = await people.staff('support', 'zh-support');
+    const member = await people.member({ tag: 'zh-member' });
+    const { client } = await member.withKey('笔记本');
+    await client.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: '你好' }] });
+    await seedLedger(database, [member.id, (await people.member({ tag: 'zh-other' })).id]);
+    await seedOrders(database, member.id);
+    const { page, context, problems } = await openBrowser('zh-CN');
+    const nav = () => page.getByRole('navigation', { name: '管理后台导航' });
+    try {
+      await context.addCookies([{ name: 'svc_membership_session', value: support.web.cookie!, url: testApp.url }]);
+      await page.goto('/admin');
+      await page.getByRole('heading', { level: 1, name: '概览' }).waitFor();
+      await page.getByRole('img', { name: /^每日请求数：最高 / }).waitFor();
+      expect(await page.locator('.segmented__option').allInnerTexts()).toEqual(['7 天', '30 天', '90 天']);
+      // Figures through Intl in Chinese: grouped counts, 万 for tens of thousands, money with its ISO code.
+      const totals = (await testApp.app.services.stats.stats(
+        { accountId: support.id, email: support.email, role: 'support', payer: { kind: 'account', id: support.id, package: 'free' }, credential: { kind: 'web_session', id: 'x' } },
+        'last_30_days',
+      )).totals;
+      const tile = (label: string) => page.locator('.tile').filter({ has: page.locator('.tile__label', { hasText: new RegExp(`^${label}$`) }) });
+      expect(await tile('请求数').locator('.tile__value').innerText()).toBe(new Intl.NumberFormat('zh-CN').format(totals.requests));
+      expect(await tile('输入 tokens').locator('.tile__value').innerText()).toMatch(/^\d+(\.\d)?万$/);
+      expect(await tile('费用').locator('.tile__note').innerText()).toBe(`计入额度 ${formatMoney(totals.spend, 'zh-CN')}`);
+      // Revenue in two currencies: the reader's own (CNY) by its symbol, the other by its ISO code.
+      expect(await tile('收入').locator('.tile__value').innerText()).toBe(`¥130.00\nUSD${'\u00a0'}9.00`);
+      expect(await tile('收入').locator('.tile__note').innerText()).toBe(`已付 2 笔，退款 ¥65.00\n已付 1 笔，退款 USD${'\u00a0'}0.00`);
+      expect(await page.locator('.chart__x').first().textContent()).toMatch(/^\d{1,2}月\d{1,2}日$/);
+      await page.locator('.chart').first().locator('.chart__hit').nth(20).hover();
+      await page.locator('.chart__tooltip').filter({ hasText: /^\d{1,2}月\d{1,2}日周[一二三四五六日]/ }).waitFor();
+      await expectChinese(page, 'admin-dashboard');
+
+      await nav().getByRole('link', { name: '账户' }).click();
+      await page.getByRole('heading', { level: 1, name: '账户' }).waitFor();
+      await page.getByRole('link', { name: member.email }).waitFor();
+      await expectChinese(page, 'admin-accounts');
+
+      await page.getByRole('link', { name: member.email }).click();
+      await page.getByRole('heading', { level: 1, name: member.email }).waitFor();
+      await page.locator('[data-request-id]').first().waitFor();
+      await expect.poll(() => page.locator('[role="meter"]').count()).toBe(6);
+      // A staff action in Chinese: the missing reason, then the change said on the page.
+      await page.getByRole('button', { name: '更改套餐' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByLabel('套餐').selectOption('pro');
+      await dialog.getByRole('button', { name: '更改套餐' }).click();
+      await dialog.getByText('请填写原因，它会连同您的名字记入审计日志。').waitFor();
+      await page.screenshot({ path: resolve(resultsDir, 'i18n-zh-admin-package-dialog.png') });
+      await dialog.getByLabel(/^原因/).fill('大会讲者，销售已同意');
+      await dialog.getByRole('button', { name: '更改套餐' }).click();
+      await page.getByRole('status').filter({ hasText: '套餐已改为 pro。' }).waitFor();
+      await expect.poll(() => page.locator('.audit-table tbody tr').count()).toBe(1);
+      expect(await page.locator('.audit-table tbody tr').first().innerText()).toMatch(/更改套餐[\s\S]*大会讲者，销售已同意[\s\S]*套餐\s*free\s*→\s*pro/);
+      await page.getByRole('link', { name: '在审计日志中查看' }).waitFor();
+      await expectChinese(page, 'admin-account');
+
+      await nav().getByRole('link', { name: '审计日志' }).click();
+      await page.getByRole('heading', { level: 1, name: '审计日志' }).waitFor();
+      await page.locator('.audit-table tbody tr').first().waitFor();
+      await page.getByRole('combobox', { name: /^操作/ }).selectOption('account:set-package');
+      await page.getByRole('button', { name: '筛选' }).click();
+      await page.waitForURL('**/admin/audit?action=account%3Aset-package');
+      await expect.poll(() => page.locator('.audit-table tbody tr').count()).toBe(1);
+      await expectChinese(page, 'admin-audit');
+
+      // The same pages in English, for comparison: the switch in the admin bar stores the choice.
+      await page.getByLabel('语言').selectOption('en');
+      await page.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor();
+      await page.screenshot({ path: resolve(resultsDir, 'i18n-en-admin-audit.png'), fullPage: true });
+      for (const [path, name, ready] of [
+        ['/admin', 'dashboard', '.chart svg'],
+        ['/admin/accounts', 'accounts', '.admin-table tbody tr'],
+        [`/admin/accounts/${member.id}`, 'account', '.audit-table tbody tr'],
+      ] as const) {
+        await page.goto(path);
+        await page.locator(ready).first().waitFor();
+        expect(await page.evaluate(() => document.documentElement.lang)).toBe('en');
+        await page.screenshot({ path: resolve(resultsDir, `i18n-en-admin-${name}.png`), fullPage: true });
+      }
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
     }
   });
 

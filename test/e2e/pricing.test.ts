@@ -193,7 +193,7 @@ describe('app shell', () => {
     }
   });
 
-  it('answers every page route: quick start with this origin, honest placeholders for pages not built yet', async () => {
+  it('answers every page route: quick start with this origin, honest placeholders for pages not built yet, the admin sign-in', async () => {
     const { page, context, problems } = await openPage();
     try {
       for (const path of ['/docs', '/docs/enterprise']) {
@@ -207,11 +207,16 @@ describe('app shell', () => {
       await page.goto('/docs');
       await page.screenshot({ path: resolve(resultsDir, 'docs.png'), fullPage: true });
 
-      for (const path of ['/enterprise/apply', '/enterprise/console', '/admin', '/admin/accounts']) {
+      for (const path of ['/enterprise/apply', '/enterprise/console']) {
         await page.goto(path);
         // textContent: the eyebrow is upper-cased by CSS only.
         expect(await page.locator('main .eyebrow').textContent(), path).toBe('Not available yet');
         expect(await page.getByRole('main').getByRole('link', { name: 'See plans and prices' }).getAttribute('href')).toBe('/pricing');
+      }
+      // The admin app is built (test/e2e/admin.test.ts): signed out, it asks for a staff sign-in.
+      for (const path of ['/admin', '/admin/accounts']) {
+        await page.goto(path);
+        expect(await text(page, 'h1'), path).toBe('Sign in to the admin app');
       }
       await page.goto('/enterprise/apply');
       await page.screenshot({ path: resolve(resultsDir, 'not-available.png'), fullPage: true });

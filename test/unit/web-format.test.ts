@@ -4,7 +4,20 @@
  * reader's own.
  */
 import { describe, expect, it } from 'vitest';
-import { formatDiscount, formatDuration, formatMilliseconds, formatMoney, formatPercent, formatShare, formatTokenCount, formatZonedDateTime } from '../../web/src/lib/format.ts';
+import {
+  formatCompact,
+  formatCompactMoney,
+  formatDay,
+  formatDiscount,
+  formatDuration,
+  formatMicros,
+  formatMilliseconds,
+  formatMoney,
+  formatPercent,
+  formatShare,
+  formatTokenCount,
+  formatZonedDateTime,
+} from '../../web/src/lib/format.ts';
 
 const nbsp = '\u00a0';
 
@@ -53,5 +66,38 @@ describe('durations, shares, percentages, counts', () => {
     expect(formatZonedDateTime('2026-11-23T00:00:00.000Z', 'UTC', 'zh-CN')).toBe('11月23日周一 UTC 00:00');
     expect(formatZonedDateTime('2026-11-23T00:00:00.000Z', 'Asia/Shanghai', 'zh-CN')).toMatch(/^11月23日周一 (GMT\+8|CST) 08:00$/);
     expect(formatZonedDateTime('2026-11-23T00:00:00.000Z', 'Not/AZone', 'en')).toContain('UTC');
+  });
+});
+
+describe('the admin dashboard’s figures', () => {
+  it('shortens counts the way each language counts (thousands / 万), keeping small fractions readable', () => {
+    expect(formatCompact(1234, 'en')).toBe('1.2K');
+    expect(formatCompact(56_789, 'en')).toBe('56.8K');
+    expect(formatCompact(56_789, 'zh-CN')).toBe('5.7万');
+    expect(formatCompact(5_600_000, 'zh-CN')).toBe('560万');
+    expect(formatCompact(0.0153, 'en')).toBe('0.015');
+    expect(formatCompact(0, 'zh-CN')).toBe('0');
+  });
+
+  it('shortens money with its currency, the reader’s own by its symbol', () => {
+    expect(formatCompactMoney({ amount: '1234.50', currency: 'USD' }, 'en')).toBe(`USD${nbsp}1.2K`);
+    expect(formatCompactMoney({ amount: '0.077', currency: 'USD' }, 'en')).toBe(`USD${nbsp}0.077`);
+    expect(formatCompactMoney({ amount: '56789', currency: 'CNY' }, 'zh-CN')).toBe('¥5.7万');
+    expect(formatCompactMoney({ amount: '56789', currency: 'USD' }, 'zh-CN')).toBe(`USD${nbsp}5.7万`);
+  });
+
+  it('writes integer micro-units as exact money', () => {
+    expect(formatMicros(42_000, 'USD', 'en')).toBe(`USD${nbsp}0.042`);
+    expect(formatMicros(1_000_000, 'USD', 'zh-CN')).toBe(`USD${nbsp}1.00`);
+    expect(formatMicros(123_456_789, 'USD', 'en')).toBe(`USD${nbsp}123.456789`);
+    expect(formatMicros(1, 'CNY', 'zh-CN')).toBe('¥0.000001');
+  });
+
+  it('names a calendar day as given, whatever the reader’s zone', () => {
+    expect(formatDay('2026-11-03', 'en')).toBe('Nov 3');
+    expect(formatDay('2026-11-03', 'zh-CN')).toBe('11月3日');
+    expect(formatDay('2026-11-03', 'zh-CN', { weekday: true })).toBe('11月3日周二');
+    expect(formatDay('2026-11-03', 'zh-CN', { year: true })).toBe('2026年11月3日');
+    expect(formatDay('2026-11-03', 'en', { weekday: true })).toBe('Tue, Nov 3');
   });
 });

@@ -1,12 +1,17 @@
 /**
  * Every GraphQL document the web app sends (exported from `web/src/**\/graphql/*.ts`) must validate
- * against the printed `schema.graphql`, so a server change that breaks a page fails here, not in a browser.
+ * against the printed `schema.graphql`, and stay within the server's document limits (cost, depth,
+ * tokens, aliases: `server/graphql/limits.ts`) as Apollo Client sends it, `__typename` included — so a
+ * server change that breaks a page fails here, not in a browser.
  */
 import { globSync, readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { buildSchema, Kind, NoUnusedFragmentsRule, parse, specifiedRules, validate, type DocumentNode } from 'graphql';
+import { addTypenameToDocument } from '@apollo/client/utilities';
+import { buildSchema, Kind, NoUnusedFragmentsRule, parse, print, specifiedRules, validate, type DocumentNode } from 'graphql';
+import { createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
+import { useDocumentLimits } from '../../server/graphql/limits.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 const schema = buildSchema(readFileSync(resolve(repoRoot, 'schema.graphql'), 'utf8'));
@@ -72,6 +77,23 @@ describe('web GraphQL operations', () => {
     expect(problems).toEqual([]);
   });
 
+  it('stay within the server’s document limits, as Apollo Client sends them', async () => {
+    const over: string[] = [];
+    for (const { file, name, document } of await exportedDocuments()) {
+      if (!document.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION)) continue;
+      const refused = await limitErrorsOf(document);
+      if (refused.length > 0) over.push(`${file} ${name}: ${refused.join(' ')}`);
+    }
+    expect(over).toEqual([]);
+  });
+
+  it('notices a document over the limits (the check itself works)', async () => {
+    // The admin app's account page with a literal page size, which the cost counts 15 times: over 5000.
+    const { ACCOUNT_DETAIL_QUERY } = await import('../../web/src/modules/staff/graphql/account-detail.query.ts');
+    const literal = parse(print(ACCOUNT_DETAIL_QUERY).replace(', $requests: Int!', '').replace('first: $requests', 'first: 15'));
+    expect(await limitErrorsOf(literal)).toEqual([expect.stringMatching(/Query Cost limit of 5000 exceeded/)]);
+  });
+
   it('rejects an operation the schema does not have (the check itself works)', () => {
     expect(errorsOf(parse('query Broken { plans { id priceInDollars } }'))).toEqual([
       'Cannot query field "priceInDollars" on type "Plan".',
@@ -79,3 +101,17 @@ describe('web GraphQL operations', () => {
     expect(errorsOf(parse('fragment PlanFragment on Plan { id }'))).toEqual([]);
   });
 });
+
+/** The server's own limit plugins, run by graphql-yoga on the document as Apollo Client sends it; the limits' refusals only. */
+// The schema is built by yoga's own graphql (under vitest, this file's `graphql` import is another copy).
+const limited = createYoga({ schema: createSchema({ typeDefs: readFileSync(resolve(repoRoot, 'schema.graphql'), 'utf8') }), plugins: useDocumentLimits({ production: true, principalOf: () => null }), logging: false, maskedErrors: false });
+
+async function limitErrorsOf(document: DocumentNode): Promise<string[]> {
+  const response = await limited.fetch('http://localhost/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+    body: JSON.stringify({ query: print(addTypenameToDocument(document)) }),
+  });
+  const body = (await response.json()) as { errors?: { message: string }[] };
+  return (body.errors ?? []).map((error) => error.message).filter((message) => /limit of \d+ exceeded/i.test(message));
+}

@@ -1,7 +1,7 @@
 /**
  * Every page of the web app. The server answers `index.html` for the same paths (server/http/spa.ts
  * `pageRoutes`); a new page replaces its placeholder entry here, e.g. `account` with the account module's
- * page component.
+ * page component. The admin app (`/admin/*`) has its own frame instead of the site's header and footer.
  */
 import type { RouteObject } from 'react-router';
 import { AccountPage } from './modules/account/components/account-page.tsx';
@@ -15,8 +15,33 @@ import { UsagePage } from './modules/usage/components/usage-page.tsx';
 import { NotAvailablePage } from './modules/shell/components/not-available-page.tsx';
 import { NotFoundPage } from './modules/shell/components/not-found-page.tsx';
 import { RouteErrorPage } from './modules/shell/components/route-error-page.tsx';
+import { AccountDetailPage } from './modules/staff/components/account-detail-page.tsx';
+import { AccountsPage } from './modules/staff/components/accounts-page.tsx';
+import { AdminLayout } from './modules/staff/components/admin-layout.tsx';
+import { AdminNotFoundPage, ApplicationsPlaceholderPage } from './modules/staff/components/admin-placeholder-pages.tsx';
+import { AuditPage } from './modules/staff/components/audit-page.tsx';
+import { DashboardPage } from './modules/staff/components/dashboard-page.tsx';
 
 export const routes: RouteObject[] = [
+  {
+    // Staff only: the layout shows a sign-in form or "staff only" to everyone else.
+    path: 'admin',
+    element: <AdminLayout />,
+    children: [
+      {
+        errorElement: <RouteErrorPage />,
+        children: [
+          { index: true, element: <DashboardPage /> },
+          { path: 'accounts', element: <AccountsPage /> },
+          { path: 'accounts/:id', element: <AccountDetailPage /> },
+          { path: 'audit', element: <AuditPage /> },
+          // The review queue (`applications`, `applications/:id`) is the enterprise module's: replace this entry.
+          { path: 'applications/*', element: <ApplicationsPlaceholderPage /> },
+          { path: '*', element: <AdminNotFoundPage /> },
+        ],
+      },
+    ],
+  },
   {
     element: <AppShell />,
     children: [
@@ -33,7 +58,6 @@ export const routes: RouteObject[] = [
           { path: 'account/usage', element: <UsagePage /> },
           { path: 'device', element: <DevicePage /> },
           { path: 'enterprise/*', element: <NotAvailablePage page="enterprise" /> },
-          { path: 'admin/*', element: <NotAvailablePage page="admin" /> },
           { path: '*', element: <NotFoundPage /> },
         ],
       },

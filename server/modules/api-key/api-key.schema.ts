@@ -1,7 +1,7 @@
 import { builder } from '../../graphql/builder.ts';
 import type { ApiKeyView, CreatedApiKey } from './api-key.service.ts';
 
-const ApiKeyRef = builder.objectRef<ApiKeyView>('ApiKey').implement({
+export const ApiKeyRef = builder.objectRef<ApiKeyView>('ApiKey').implement({
   description: 'A personal API key (svc_live_…). The full token is only ever shown at creation.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'Key id.' }),

@@ -26,7 +26,7 @@ const AuditLogPageInfoRef = builder.objectRef<AuditPage['pageInfo']>('AuditLogPa
   }),
 });
 
-const AuditLogPageRef = builder.objectRef<AuditPage>('AuditLogPage').implement({
+export const AuditLogPageRef = builder.objectRef<AuditPage>('AuditLogPage').implement({
   description: 'A page of the audit log, newest first.',
   fields: (t) => ({
     nodes: t.expose('nodes', { type: [AuditLogEntryRef], description: 'The entries of this page, newest first.' }),
@@ -34,10 +34,12 @@ const AuditLogPageRef = builder.objectRef<AuditPage>('AuditLogPage').implement({
   }),
 });
 
-const AuditLogFilterRef = builder.inputType('AuditLogFilter', {
+export const AuditLogFilterRef = builder.inputType('AuditLogFilter', {
   description: 'Narrows the audit log; every field given must match.',
   fields: (t) => ({
     actorId: t.id({ description: 'Only what this staff account did.' }),
+    actorEmail: t.string({ description: 'Only what the staff account with this email did.' }),
+    aboutAccountId: t.id({ description: 'Only entries about this account: the account itself and its API keys.' }),
     targetType: t.string({ description: 'Only entries about this kind of thing (account, api_key, …).' }),
     targetId: t.string({ description: 'Only entries about this thing (with targetType).' }),
     action: t.string({ description: 'Only this action, e.g. account:disable.' }),
@@ -55,6 +57,14 @@ builder.queryField('auditLog', (t) =>
       after: t.arg.string({ description: 'endCursor of the previous page.' }),
     },
     resolve: (_root, args, { principal, services }) =>
-      services.audit.list(principal, { ...args.filter, actorId: args.filter?.actorId == null ? null : String(args.filter.actorId) }, { first: args.first, after: args.after }),
+      services.audit.list(
+        principal,
+        {
+          ...args.filter,
+          actorId: args.filter?.actorId == null ? null : String(args.filter.actorId),
+          aboutAccountId: args.filter?.aboutAccountId == null ? null : String(args.filter.aboutAccountId),
+        },
+        { first: args.first, after: args.after },
+      ),
   }),
 );

@@ -12,7 +12,7 @@
  *   });
  */
 import type { Database, Em } from '../../db/orm.ts';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, bilingual } from '../../errors/app-error.ts';
 import * as authz from '../../authz/authz.ts';
 import { isUuid } from '../../db/ids.ts';
 
@@ -49,6 +49,10 @@ export interface AuditRecord {
 
 export interface AuditFilter {
   actorId?: string | null;
+  /** The actor's email as it is now (exact, any case). */
+  actorEmail?: string | null;
+  /** Entries about this account: the account itself and its API keys. */
+  aboutAccountId?: string | null;
   targetType?: string | null;
   targetId?: string | null;
   action?: string | null;
@@ -110,14 +114,24 @@ export class AuditLog {
     authz.assert(actor, 'audit:read');
     const first = page.first ?? AUDIT_DEFAULT_PAGE;
     if (!Number.isInteger(first) || first < 1 || first > AUDIT_MAX_PAGE) {
-      throw new AppError('invalid_request', `first must be an integer from 1 to ${AUDIT_MAX_PAGE}.`, { param: 'first' });
+      throw new AppError('invalid_request', bilingual('first must be an integer from 1 to {max}.', 'first 必须是 1 到 {max} 之间的整数。', { max: AUDIT_MAX_PAGE }), { param: 'first' });
     }
     const where: string[] = [];
     const params: unknown[] = [];
     if (filter.actorId) {
-      if (!isUuid(filter.actorId)) throw new AppError('invalid_request', 'filter.actorId must be an account id.', { param: 'filter.actorId' });
+      if (!isUuid(filter.actorId)) throw new AppError('invalid_request', bilingual('filter.actorId must be an account id.', 'filter.actorId 必须是账户 ID。'), { param: 'filter.actorId' });
       where.push('l."actor_id" = ?');
       params.push(filter.actorId);
+    }
+    if (filter.actorEmail) {
+      where.push('a."email" = ?');
+      params.push(filter.actorEmail.trim().toLowerCase());
+    }
+    if (filter.aboutAccountId) {
+      if (!isUuid(filter.aboutAccountId)) throw new AppError('invalid_request', bilingual('filter.aboutAccountId must be an account id.', 'filter.aboutAccountId 必须是账户 ID。'), { param: 'filter.aboutAccountId' });
+      // Key revocations are filed under the key: find them through the keys the account owns (or owned).
+      where.push(`((l."target_type" = 'account' and l."target_id" = ?) or (l."target_type" = 'api_key' and l."target_id" in (select k."id"::text from "api_key" k where k."account_id" = ?)))`);
+      params.push(filter.aboutAccountId, filter.aboutAccountId);
     }
     if (filter.targetType) {
       where.push('l."target_type" = ?');
@@ -177,6 +191,6 @@ function encodeCursor(id: string): string {
 
 function decodeCursor(cursor: string): string {
   const match = /^audit:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString());
-  if (!match) throw new AppError('invalid_request', 'after is not a cursor this API returned.', { param: 'after' });
+  if (!match) throw new AppError('invalid_request', bilingual('after is not a cursor this API returned.', 'after 不是本接口返回的游标。'), { param: 'after' });
   return match[1]!;
 }

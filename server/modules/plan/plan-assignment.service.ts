@@ -12,7 +12,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { Config } from '../../config/config.ts';
 import type { Database, Em } from '../../db/orm.ts';
 import { isUuid } from '../../db/ids.ts';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, bilingual } from '../../errors/app-error.ts';
 import * as authz from '../../authz/authz.ts';
 import { Account, type IAccount } from '../account/account.entity.ts';
 import { view, type AccountView } from '../account/account.service.ts';
@@ -135,19 +135,19 @@ export class PlanAssignments {
 
   async #find(accountId: string): Promise<IAccount> {
     const account = isUuid(accountId) ? await this.#db.orm.em.fork().findOne(Account, { id: accountId }) : null;
-    if (!account) throw new AppError('not_found', isUuid(accountId) ? `No account ${accountId}.` : 'That is not an account id.', { param: 'accountId' });
+    if (!account) throw new AppError('not_found', isUuid(accountId) ? bilingual('No account {id}.', '没有账户 {id}。', { id: accountId }) : bilingual('That is not an account id.', '这不是账户 ID。'), { param: 'accountId' });
     return account;
   }
 
   async #apply(actorId: string | null, accountId: string, packageId: string, options: AssignOptions): Promise<AccountView> {
     if (!this.#plans.findPackage(packageId)) {
       const known = this.#plans.list().flatMap((plan) => plan.packages.map((pkg) => pkg.id));
-      throw new AppError('invalid_request', `Unknown package ${JSON.stringify(packageId)}; the packages are ${known.join(', ')}.`, { param: 'packageId' });
+      throw new AppError('invalid_request', bilingual('Unknown package {id}; the packages are {known}.', '没有套餐 {id}；可选的套餐有 {known}。', { id: JSON.stringify(packageId), known: known.join(', ') }), { param: 'packageId' });
     }
     const reason = checkReason(options.reason);
     const until = options.until ?? null;
     if (until !== null && (Number.isNaN(until.getTime()) || until.getTime() <= Date.now())) {
-      throw new AppError('invalid_request', 'until must be a time in the future (or null for no end).', { param: 'until' });
+      throw new AppError('invalid_request', bilingual('until must be a time in the future (or null for no end).', 'until 必须是将来的时间（不设结束时间则为 null）。'), { param: 'until' });
     }
     const account = await this.#db.orm.em.fork().transactional(async (em: Em) => {
       const row = await em.findOneOrFail(Account, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });

@@ -9,7 +9,7 @@ const SessionKindEnum = builder.enumType('SessionKind', {
   } as const,
 });
 
-const SessionRef = builder.objectRef<SessionView>('Session').implement({
+export const SessionRef = builder.objectRef<SessionView>('Session').implement({
   description: 'A signed-in browser or a device-login token of your account.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'Session id (not the secret).' }),

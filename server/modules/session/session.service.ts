@@ -75,19 +75,27 @@ export class SessionService {
    */
   async list(principal: authz.Actor): Promise<SessionView[]> {
     authz.assert(principal, 'session:manage');
+    return this.listForAccount(principal.accountId, principal);
+  }
+
+  /**
+   * An account's live sessions, newest first, without a caller check: for callers that have authorised
+   * already (staff looking an account up). `viewer` marks the session making the request as `current`.
+   */
+  async listForAccount(accountId: string, viewer: Principal | null = null): Promise<SessionView[]> {
     const now = new Date();
     const idleCutoff = new Date(now.getTime() - this.#config.auth.sessionIdleDays * day);
     const rows = await entityManager(this.#db).find(
       Session,
       {
-        accountId: principal.accountId,
+        accountId,
         revokedAt: null,
         expiresAt: { $gt: now },
         $or: [{ kind: 'device' }, { lastUsedAt: { $gt: idleCutoff } }],
       },
       { orderBy: { createdAt: 'desc' } },
     );
-    return rows.map((row) => this.#view(row, principal));
+    return rows.map((row) => this.#view(row, viewer));
   }
 
   /** Revokes one of the caller's sessions (any kind). */
@@ -167,7 +175,7 @@ export class SessionService {
     return { token, session };
   }
 
-  #view(row: ISession, principal: Principal): SessionView {
+  #view(row: ISession, principal: Principal | null): SessionView {
     return {
       id: row.id,
       kind: row.kind,
@@ -177,7 +185,7 @@ export class SessionService {
       createdAt: row.createdAt,
       lastUsedAt: row.lastUsedAt,
       expiresAt: row.expiresAt,
-      current: principal.credential.id === row.id,
+      current: principal?.credential.id === row.id,
     };
   }
 }

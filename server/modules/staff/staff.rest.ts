@@ -1,20 +1,54 @@
 /**
- * Staff actions over REST (DESIGN §8.2), for the admin app's compatibility layer and scripts: the same
- * service methods as the GraphQL mutations. Cookie session with the Origin check, as every cookie route;
- * the services refuse members (403 `forbidden`) and bearer credentials (401: staff act only from a web
- * session).
+ * Staff lookups and actions over REST (DESIGN §8.2), for the admin app's compatibility layer and scripts:
+ * the same service methods as the GraphQL queries and mutations. Cookie session with the Origin check, as
+ * every cookie route; the services refuse members (403 `forbidden`) and bearer credentials (401: staff act
+ * only from a web session).
  */
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, bilingual } from '../../errors/app-error.ts';
 import { objectBody } from '../../http/body.ts';
 import { authenticateRequest, signedIn } from '../../http/web-session.ts';
 import type { AccountRole } from '../account/account.entity.ts';
+import { statsRanges, type StatsRange } from './stats.service.ts';
 
 type WithId = { Params: { id: string } };
 
 export async function staffRoutes(app: FastifyInstance): Promise<void> {
   const { services } = app;
   const base = '/api/membership/staff';
+
+  app.get<{ Querystring: Record<string, string | undefined> }>(`${base}/accounts`, async (request, reply) => {
+    const principal = signedIn(await authenticateRequest(request, services));
+    const { search, first, after } = request.query;
+    const page = await services.staff.searchAccounts(principal, { search, first: first === undefined ? null : Number(first), after: after ?? null });
+    reply.header('cache-control', 'no-store');
+    return { ok: true, accounts: page.nodes, nextCursor: page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null };
+  });
+
+  /** One account with its pools, live keys and sessions (the ledger is on GraphQL `account(id).usageHistory`). */
+  app.get<WithId>(`${base}/accounts/:id`, async (request, reply) => {
+    const principal = signedIn(await authenticateRequest(request, services));
+    const account = await services.staff.findAccount(principal, request.params.id);
+    if (!account) throw new AppError('not_found', bilingual('No account {id}.', '没有账户 {id}。', { id: request.params.id }), { param: 'id' });
+    const [usage, apiKeys, sessions] = await Promise.all([
+      services.staff.accountUsage(principal, account),
+      services.staff.accountKeys(principal, account.id),
+      services.staff.accountSessions(principal, account.id),
+    ]);
+    reply.header('cache-control', 'no-store');
+    return { ok: true, account: { ...account, usage, apiKeys, sessions } };
+  });
+
+  app.get<{ Querystring: { range?: string } }>(`${base}/stats`, async (request, reply) => {
+    const principal = signedIn(await authenticateRequest(request, services));
+    const range = request.query.range ?? 'last_30_days';
+    if (!Object.hasOwn(statsRanges, range)) {
+      throw new AppError('invalid_request', bilingual('range must be one of {ranges}.', 'range 必须是 {ranges} 之一。', { ranges: Object.keys(statsRanges).join(', ') }), { param: 'range' });
+    }
+    const [stats, reviewQueue] = await Promise.all([services.stats.stats(principal, range as StatsRange), services.stats.reviewQueue(principal)]);
+    reply.header('cache-control', 'no-store');
+    return { ok: true, stats: { ...stats, reviewQueue } };
+  });
 
   app.post<WithId>(`${base}/accounts/:id/disable`, async (request) => {
     const principal = signedIn(await authenticateRequest(request, services));
@@ -37,7 +71,7 @@ export async function staffRoutes(app: FastifyInstance): Promise<void> {
   app.post<WithId>(`${base}/accounts/:id/role`, async (request) => {
     const principal = signedIn(await authenticateRequest(request, services));
     const body = objectBody(request);
-    if (typeof body.role !== 'string') throw new AppError('invalid_request', 'role is required: member, support or admin.', { param: 'role' });
+    if (typeof body.role !== 'string') throw new AppError('invalid_request', bilingual('role is required: member, support or admin.', '请填写 role：member、support 或 admin。'), { param: 'role' });
     const account = await services.staff.setAccountRole(principal, request.params.id, body.role as AccountRole, {
       reason: optionalText(body.reason, 'reason'),
       requestId: request.id,
@@ -48,7 +82,7 @@ export async function staffRoutes(app: FastifyInstance): Promise<void> {
   app.post<WithId>(`${base}/accounts/:id/package`, async (request) => {
     const principal = signedIn(await authenticateRequest(request, services));
     const body = objectBody(request);
-    if (typeof body.packageId !== 'string' || body.packageId.length === 0) throw new AppError('invalid_request', 'packageId is required.', { param: 'packageId' });
+    if (typeof body.packageId !== 'string' || body.packageId.length === 0) throw new AppError('invalid_request', bilingual('packageId is required.', 'packageId 为必填项。'), { param: 'packageId' });
     const account = await services.staff.setAccountPackage(principal, request.params.id, body.packageId, {
       reason: text(body.reason),
       until: time(body.until, 'until'),
@@ -65,10 +99,10 @@ export async function staffRoutes(app: FastifyInstance): Promise<void> {
 
   app.get<{ Querystring: Record<string, string | undefined> }>(`${base}/audit-log`, async (request, reply) => {
     const principal = signedIn(await authenticateRequest(request, services));
-    const { actorId, targetType, targetId, action, first, after } = request.query;
+    const { actorId, actorEmail, aboutAccountId, targetType, targetId, action, first, after } = request.query;
     const page = await services.audit.list(
       principal,
-      { actorId, targetType, targetId, action },
+      { actorId, actorEmail, aboutAccountId, targetType, targetId, action },
       { first: first === undefined ? null : Number(first), after: after ?? null },
     );
     reply.header('cache-control', 'no-store');
@@ -83,7 +117,7 @@ function text(value: unknown): string {
 
 function optionalText(value: unknown, param: string): string | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'string') throw new AppError('invalid_request', `${param} must be a string.`, { param });
+  if (typeof value !== 'string') throw new AppError('invalid_request', bilingual('{param} must be a string.', '{param} 必须是字符串。', { param }), { param });
   return value;
 }
 
@@ -91,6 +125,6 @@ function optionalText(value: unknown, param: string): string | null {
 function time(value: unknown, param: string): Date | null {
   if (value === undefined || value === null) return null;
   const date = typeof value === 'string' ? new Date(value) : null;
-  if (!date || Number.isNaN(date.getTime())) throw new AppError('invalid_request', `${param} must be an ISO 8601 time, e.g. 2027-01-31T00:00:00Z, or null.`, { param });
+  if (!date || Number.isNaN(date.getTime())) throw new AppError('invalid_request', bilingual('{param} must be an ISO 8601 time, e.g. 2027-01-31T00:00:00Z, or null.', '{param} 必须是 ISO 8601 时间（例如 2027-01-31T00:00:00Z）或 null。', { param }), { param });
   return date;
 }

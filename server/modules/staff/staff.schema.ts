@@ -1,10 +1,103 @@
 /**
- * Staff mutations on accounts (DESIGN §8.2). The scope only says "signed in": `StaffService` decides who
- * may (support or admin, from a web session) and writes the audit row. `revokeApiKey(id, reason)` is in
- * api-key.schema.ts (one mutation for owners and staff).
+ * Staff queries and mutations on accounts (DESIGN §8.2). The scope only says "signed in": `StaffService`
+ * decides who may (support or admin, from a web session) and writes the audit row. `revokeApiKey(id,
+ * reason)` is in api-key.schema.ts (one mutation for owners and staff).
+ *
+ * `account(id)` returns the same `Account` type as `me`; what only staff may see about an account (pools,
+ * ledger, keys, sessions, audit entries) is added to that type here, each field asserting `account:read` in
+ * the service. Another module adds its part of an account the same way, in its own schema file:
+ *
+ *   builder.objectField(AccountRef, 'organisations', (t) => t.field({ type: [OrganisationRef],
+ *     resolve: (account, _args, { principal, services }) => services.enterprise.organisationsOf(principal, account.id) }));
  */
 import { builder } from '../../graphql/builder.ts';
 import { AccountRef, AccountRoleEnum } from '../account/account.schema.ts';
+import { ApiKeyRef } from '../api-key/api-key.schema.ts';
+import { AuditLogPageRef } from '../audit/audit.schema.ts';
+import { AUDIT_DEFAULT_PAGE, AUDIT_MAX_PAGE } from '../audit/audit.service.ts';
+import type { AccountView } from '../account/account.service.ts';
+import { SessionRef } from '../session/session.schema.ts';
+import { HISTORY_DEFAULT_PAGE, HISTORY_MAX_PAGE } from '../usage/usage.history.ts';
+import { UsageHistoryRef, UsageRef } from '../usage/usage.schema.ts';
+import { ACCOUNTS_DEFAULT_PAGE, ACCOUNTS_MAX_PAGE, type AccountPage } from './staff.service.ts';
+
+const AccountPageInfoRef = builder.objectRef<AccountPage['pageInfo']>('AccountPageInfo').implement({
+  description: 'Where a page of accounts ends.',
+  fields: (t) => ({
+    hasNextPage: t.exposeBoolean('hasNextPage', { description: 'Whether older accounts follow.' }),
+    endCursor: t.exposeString('endCursor', { nullable: true, description: 'Pass as `after` for the next page; null on an empty page.' }),
+  }),
+});
+
+const AccountPageRef = builder.objectRef<AccountPage>('AccountPage').implement({
+  description: 'A page of accounts, newest first.',
+  fields: (t) => ({
+    nodes: t.expose('nodes', { type: [AccountRef], description: 'The accounts of this page, newest first.' }),
+    pageInfo: t.expose('pageInfo', { type: AccountPageInfoRef, description: 'Cursor of the next page.' }),
+  }),
+});
+
+builder.queryField('accounts', (t) =>
+  t.field({
+    type: AccountPageRef,
+    authScopes: { signedIn: true },
+    description: 'Staff: accounts, newest first — every one, the one with an id, or those whose email contains `search` (support and admin, from a web session).',
+    args: {
+      search: t.arg.string({ description: 'An account id (exact match) or part of an email address (any case); empty for every account.' }),
+      first: t.arg.int({ defaultValue: ACCOUNTS_DEFAULT_PAGE, description: `Page size, 1 to ${ACCOUNTS_MAX_PAGE}.` }),
+      after: t.arg.string({ description: 'endCursor of the previous page.' }),
+    },
+    resolve: (_root, args, { principal, services }) => services.staff.searchAccounts(principal, args),
+  }),
+);
+
+builder.queryField('account', (t) =>
+  t.field({
+    type: AccountRef,
+    nullable: true,
+    authScopes: { signedIn: true },
+    description: 'Staff: one account, with its pools, ledger, keys, sessions and audit entries; null when there is no account with that id.',
+    args: { id: t.arg.id({ required: true, description: 'Account id.' }) },
+    resolve: (_root, args, { principal, services }) => services.staff.findAccount(principal, String(args.id)),
+  }),
+);
+
+// What staff see about an account. Each asserts `account:read`: a member asking for these on `me` is refused.
+builder.objectFields(AccountRef, (t) => ({
+  usage: t.field({
+    type: UsageRef,
+    description: "Staff: the account's usage pools now (used, limit, reset per class and window).",
+    resolve: (account: AccountView, _args, { principal, services }) => services.staff.accountUsage(principal, account),
+  }),
+  usageHistory: t.field({
+    type: UsageHistoryRef,
+    description: "Staff: the account's recent requests from the usage ledger, newest first.",
+    args: {
+      first: t.arg.int({ defaultValue: HISTORY_DEFAULT_PAGE, description: `Page size, 1 to ${HISTORY_MAX_PAGE}.` }),
+      after: t.arg.string({ description: 'endCursor of the previous page.' }),
+    },
+    resolve: (account, args, { principal, services }) => services.staff.accountHistory(principal, account, args),
+  }),
+  apiKeys: t.field({
+    type: [ApiKeyRef],
+    description: "Staff: the account's live personal API keys (prefix and last 4 only).",
+    resolve: (account, _args, { principal, services }) => services.staff.accountKeys(principal, account.id),
+  }),
+  sessions: t.field({
+    type: [SessionRef],
+    description: "Staff: the account's live sessions (browsers and device-login tokens).",
+    resolve: (account, _args, { principal, services }) => services.staff.accountSessions(principal, account.id),
+  }),
+  auditLog: t.field({
+    type: AuditLogPageRef,
+    description: 'Staff: audit entries about this account and its API keys, newest first.',
+    args: {
+      first: t.arg.int({ defaultValue: AUDIT_DEFAULT_PAGE, description: `Page size, 1 to ${AUDIT_MAX_PAGE}.` }),
+      after: t.arg.string({ description: 'endCursor of the previous page.' }),
+    },
+    resolve: (account, args, { principal, services }) => services.staff.accountAudit(principal, account.id, args),
+  }),
+}));
 
 builder.mutationField('disableAccount', (t) =>
   t.field({

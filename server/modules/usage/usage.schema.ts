@@ -17,7 +17,7 @@ const PoolUsageRef = builder.objectRef<PoolReport>('PoolUsage').implement({
   }),
 });
 
-const UsageRef = builder.objectRef<UsageReport>('Usage').implement({
+export const UsageRef = builder.objectRef<UsageReport>('Usage').implement({
   description: "The signed-in account's usage pools.",
   fields: (t) => ({
     planId: t.exposeString('planId', { description: 'free, pro or max.' }),
@@ -48,7 +48,7 @@ builder.subscriptionField('usageUpdated', (t) =>
   }),
 );
 
-const UsageStatusEnum = builder.enumType('UsageStatus', {
+export const UsageStatusEnum = builder.enumType('UsageStatus', {
   description: 'How a request ended, as the ledger recorded it.',
   values: {
     ok: { value: 'ok', description: 'Completed; billed for its tokens.' },
@@ -111,7 +111,7 @@ const UsagePageInfoRef = builder.objectRef<UsageHistoryPage['pageInfo']>('UsageP
   }),
 });
 
-const UsageHistoryRef = builder.objectRef<UsageHistoryPage>('UsageHistory').implement({
+export const UsageHistoryRef = builder.objectRef<UsageHistoryPage>('UsageHistory').implement({
   description: "A page of the signed-in account's requests, newest first.",
   fields: (t) => ({
     nodes: t.expose('nodes', { type: [UsageRecordRef], description: 'The requests of this page, newest first.' }),

@@ -134,7 +134,11 @@ describe('support and admin', () => {
     const admin = await people.staff('admin');
     const target = await people.member({ tag: 'target' });
     const role = await support.web.graphql('mutation($id: ID!) { setAccountRole(accountId: $id, role: admin) { role } }', { id: target.id });
-    expect(role.errors?.[0]).toMatchObject({ message: "Forbidden: staff:set-role is for admins; this account's role is support.", extensions: { code: 'forbidden' } });
+    // The admin app shows the Chinese to a Chinese reader: the same rule, the same values.
+    expect(role.errors?.[0]).toMatchObject({
+      message: "Forbidden: staff:set-role is for admins; this account's role is support.",
+      extensions: { code: 'forbidden', messageZh: '无权操作：staff:set-role 仅限管理员使用；当前账户的角色是客服。' },
+    });
     const restRole = await support.web.fetch(`/api/membership/staff/accounts/${target.id}/role`, { body: { role: 'admin' } });
     expect(restRole.status).toBe(403);
     const onAdmin = await support.web.graphql('mutation($id: ID!) { disableAccount(id: $id, reason: "x") { id } }', { id: admin.id });

@@ -7,6 +7,7 @@
  *   format.money(pool.limit)            // "USD 9.00" · "USD 9.00" (zh-CN) · "¥65.00" (CNY in zh-CN)
  *   format.duration(4 * 3600_000)       // "4h" · "4小时"   → t('usage:resetsIn', { duration })
  *   format.dateTime(iso)                // "22 Nov 2026, 21:27" · "2026年11月22日 21:27"
+ *   format.compact(56789)               // "56.8K" · "5.7万" (tiles, chart axes)
  */
 import { useTranslation } from 'react-i18next';
 import { isLanguage, type Language } from '../locales/languages.ts';
@@ -76,6 +77,53 @@ export function formatTokenCount(tokens: number, language: Language): string {
   return cached(`compact|${locale}`, () => new Intl.NumberFormat(locale, { notation: 'compact', maximumFractionDigits: 1 })).format(tokens);
 }
 
+/**
+ * A short figure for tiles and chart axes, where the exact one is a hover away: 1234 → "1.2K" / "1234",
+ * 56789 → "56.8K" / "5.7万"; below 1, two significant digits (0.0153 → "0.015"), which compact notation
+ * would round to 0.
+ */
+export function formatCompact(value: number, language: Language): string {
+  const locale = intlLocale(language);
+  if (value !== 0 && Math.abs(value) < 1) return cached(`small|${locale}`, () => new Intl.NumberFormat(locale, { maximumSignificantDigits: 2 })).format(value);
+  return formatTokenCount(value, language);
+}
+
+/** An amount as a short figure with its currency, for tiles ("USD 1.2K", "USD 0.077", "¥5.7万"); tables use `formatMoney`. */
+export function formatCompactMoney(money: MoneyLike, language: Language): string {
+  const locale = intlLocale(language);
+  const display = homeCurrency[language] === money.currency ? 'symbol' : 'code';
+  const small = Math.abs(Number(money.amount)) < 1;
+  try {
+    return cached(`compact-money|${locale}|${money.currency}|${display}|${small}`, () =>
+      new Intl.NumberFormat(locale, { style: 'currency', currency: money.currency, currencyDisplay: display, notation: 'compact', ...(small ? { maximumSignificantDigits: 2 } : { maximumFractionDigits: 1 }) }),
+    ).format(money.amount as unknown as number);
+  } catch {
+    return `${money.currency}\u00a0${formatCompact(Number(money.amount), language)}`;
+  }
+}
+
+/** Integer micro-units → money, exactly (0.042 USD is 42000 micros): "USD 0.042". */
+export function formatMicros(micros: number, currency: string, language: Language): string {
+  const sign = micros < 0 ? '-' : '';
+  const magnitude = Math.abs(micros);
+  const whole = Math.floor(magnitude / 1_000_000);
+  const fraction = String(magnitude % 1_000_000).padStart(6, '0');
+  return formatMoney({ amount: `${sign}${whole}.${fraction}`, currency }, language);
+}
+
+/**
+ * A calendar day "2026-11-03" as given, whatever the reader's time zone (the dashboard's days are the
+ * service's): "Nov 3" / "11月3日"; with the weekday "Tue, Nov 3" / "11月3日周二"; with the year
+ * "Nov 3, 2026" / "2026年11月3日".
+ */
+export function formatDay(date: string, language: Language, options: { weekday?: boolean; year?: boolean } = {}): string {
+  const locale = intlLocale(language);
+  const key = `day|${locale}|${options.weekday ? 'w' : ''}${options.year ? 'y' : ''}`;
+  return cached(key, () =>
+    new Intl.DateTimeFormat(locale, { timeZone: 'UTC', month: 'short', day: 'numeric', ...(options.weekday ? { weekday: 'short' } : {}), ...(options.year ? { year: 'numeric' } : {}) }),
+  ).format(new Date(`${date}T12:00:00Z`));
+}
+
 export function formatInteger(value: number, language: Language): string {
   const locale = intlLocale(language);
   return cached(`integer|${locale}`, () => new Intl.NumberFormat(locale, { maximumFractionDigits: 0 })).format(value);
@@ -142,6 +190,10 @@ export interface Formatters {
   discount(fraction: number): string;
   percent(fraction: number): string;
   tokenCount(tokens: number): string;
+  compact(value: number): string;
+  compactMoney(money: MoneyLike): string;
+  micros(micros: number, currency: string): string;
+  day(date: string, options?: { weekday?: boolean; year?: boolean }): string;
   integer(value: number): string;
   milliseconds(ms: number): string;
   share(usedMicros: number, limitMicros: number): string;
@@ -158,6 +210,10 @@ export function formatters(language: Language): Formatters {
     discount: (fraction) => formatDiscount(fraction, language),
     percent: (fraction) => formatPercent(fraction, language),
     tokenCount: (tokens) => formatTokenCount(tokens, language),
+    compact: (value) => formatCompact(value, language),
+    compactMoney: (money) => formatCompactMoney(money, language),
+    micros: (micros, currency) => formatMicros(micros, currency, language),
+    day: (date, options) => formatDay(date, language, options),
     integer: (value) => formatInteger(value, language),
     milliseconds: (ms) => formatMilliseconds(ms, language),
     share: (used, limit) => formatShare(used, limit, language),
@@ -173,3 +229,4 @@ export function useFormat(): Formatters {
   const { i18n } = useTranslation();
   return formatters(isLanguage(i18n.language) ? i18n.language : 'en');
 }
+

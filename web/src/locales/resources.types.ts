@@ -10,6 +10,7 @@ import type home from './en/home.json';
 import type model from './en/model.json';
 import type plan from './en/plan.json';
 import type shell from './en/shell.json';
+import type staff from './en/staff.json';
 import type usage from './en/usage.json';
 
 declare module 'i18next' {
@@ -25,6 +26,7 @@ declare module 'i18next' {
     model: typeof model;
     plan: typeof plan;
     shell: typeof shell;
+    staff: typeof staff;
     usage: typeof usage;
   }
 }

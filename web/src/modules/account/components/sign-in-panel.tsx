@@ -23,7 +23,8 @@ const tabs = [
 /** The server's password rule (account.service `passwordRules.minLength`), shown before the member types. */
 const passwordMinLength = 8;
 
-export function SignInPanel({ onSignedIn, returnTo = '/account' }: { onSignedIn(): Promise<void> | void; returnTo?: string }) {
+/** `signUp: false` leaves the "Create account" tab out (the admin app signs existing staff in). */
+export function SignInPanel({ onSignedIn, returnTo = '/account', signUp = true }: { onSignedIn(): Promise<void> | void; returnTo?: string; signUp?: boolean }) {
   const { t } = useTranslation('account');
   const [mode, setMode] = useState<Mode>('sign-in');
   const providers = useQuery(AUTH_PROVIDERS_QUERY);
@@ -31,7 +32,7 @@ export function SignInPanel({ onSignedIn, returnTo = '/account' }: { onSignedIn(
   return (
     <section className="auth-panel" aria-label={t('auth.label')}>
       <div className="auth-tabs" role="tablist">
-        {tabs.map((tab) => (
+        {tabs.filter((tab) => signUp || tab.mode !== 'sign-up').map((tab) => (
           <button
             key={tab.mode}
             type="button"

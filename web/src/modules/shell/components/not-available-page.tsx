@@ -3,7 +3,7 @@ import { Link } from 'react-router';
 
 export interface NotAvailablePageProps {
   /** Which page this stands in for; its title and what it will do are in the `shell` catalogue. */
-  page: 'enterprise' | 'admin';
+  page: 'enterprise';
 }
 
 /** Stands in, truthfully, for a page this build of the web app does not have yet. */

@@ -1,0 +1,299 @@
+/**
+ * The staff dashboard's numbers (`stats(range)`, DESIGN §8.2): requests, tokens in and out, spend, errors
+ * and refunds per day and per model, read straight from the append-only usage ledger; revenue per day from
+ * paid and refunded orders; and the enterprise review queue's length.
+ *
+ * Days are calendar days in the configured `timezone`, cut exactly where the pools cut them (the day starts
+ * come from `PoolWindows`), the last N of them with today included so far. The ledger query is one range
+ * scan of `usage_ledger_stats_idx` (a covering index on `created_at`: see Migration20261123060000_stats)
+ * that puts each row in its day with `width_bucket` over those day starts and groups by (day, model,
+ * status); the few thousand groups that come back are folded into days, models and totals here.
+ */
+import type { Config } from '../../config/config.ts';
+import { formatMinor, money, type Money } from '../../config/money.ts';
+import type { Database } from '../../db/orm.ts';
+import { AppError, bilingual } from '../../errors/app-error.ts';
+import type { LedgerStatus } from '../../metering/turn.ts';
+import type { PoolWindows } from '../../metering/windows.ts';
+import * as authz from '../../authz/authz.ts';
+
+/** The dashboard's range picker: the last 7, 30 or 90 days (today included). */
+export const statsRanges = { last_7_days: 7, last_30_days: 30, last_90_days: 90 } as const;
+export type StatsRange = keyof typeof statsRanges;
+
+export interface StatsFigures {
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** Cost charged to pools, at effective prices, in the configured currency. */
+  spend: Money;
+  /** Requests that did not end `ok` (refunded, client left, model failed, abandoned). */
+  errors: number;
+  /** Requests refunded in full (failed before any output). */
+  refunds: number;
+}
+
+export interface StatsRevenue {
+  currency: string;
+  /** Paid orders in the period (by when they were paid), in minor units. */
+  paidMinor: number;
+  paidAmount: string;
+  paidOrders: number;
+  /** Refunds in the period (by when they were refunded), in minor units. */
+  refundedMinor: number;
+  refundedAmount: string;
+  refundedOrders: number;
+}
+
+export interface StatsDay extends StatsFigures {
+  /** The local calendar date, YYYY-MM-DD, in the configured time zone. */
+  date: string;
+  /** Local midnight that starts the day. */
+  startsAt: Date;
+  revenue: StatsRevenue[];
+}
+
+export interface StatsModel extends StatsFigures {
+  model: string;
+}
+
+export interface StatsStatus {
+  status: LedgerStatus;
+  requests: number;
+}
+
+export interface Stats {
+  range: StatsRange;
+  days: number;
+  /** Local midnight of the first day. */
+  from: Date;
+  /** Local midnight after today: the end of the range (exclusive). */
+  to: Date;
+  timezone: string;
+  currency: string;
+  totals: StatsFigures;
+  /** Every day of the range, oldest first; days without requests are zeros. */
+  byDay: StatsDay[];
+  /** Every model with requests in the range, most requests first. */
+  byModel: StatsModel[];
+  /** Requests per ledger status, `ok` included, most first. */
+  byStatus: StatsStatus[];
+  /** Revenue per currency over the range. */
+  revenue: StatsRevenue[];
+}
+
+/** The enterprise review queue as the dashboard shows it. */
+export interface ReviewQueueSummary {
+  /** Applications waiting for staff. */
+  pending: number;
+  /** When the oldest waiting application was submitted; null when none waits. */
+  oldestSubmittedAt: Date | null;
+  /** The oldest waiting application, for a link to `/admin/applications/:id`; null when none waits. */
+  oldestApplicationId: string | null;
+}
+
+/**
+ * Where the review queue's numbers come from: the enterprise module (applications) implements it and
+ * `services.ts` passes it to `StatsService`. Until then the queue reads as empty.
+ */
+export interface ReviewQueueSource {
+  reviewQueueSummary(): Promise<ReviewQueueSummary>;
+}
+
+const emptyQueue: ReviewQueueSource = {
+  reviewQueueSummary: async () => ({ pending: 0, oldestSubmittedAt: null, oldestApplicationId: null }),
+};
+
+/**
+ * The ledger side of `stats`. Parameters: the day starts (a timestamptz[] literal, oldest first), the
+ * currency, from, to. `day` is the 1-based day of the range. Grouping on `width_bucket` rather than on the
+ * row's local date (`created_at at time zone …`) also costs no time-zone arithmetic per row, and the
+ * planner, which cannot know how few days the rows fall in either way, still picks a hash aggregate
+ * (a `::date` key made it sort every row to disk). Exported so the plan test can EXPLAIN exactly this text.
+ */
+export const LEDGER_STATS_SQL = `select width_bucket(created_at, ?::timestamptz[]) as day, model, status,
+       count(*) as requests,
+       coalesce(sum(input_tokens), 0) as input_tokens,
+       coalesce(sum(output_tokens), 0) as output_tokens,
+       coalesce(sum(cost_micros) filter (where currency = ?), 0) as cost_micros
+  from usage_ledger
+ where created_at >= ? and created_at < ?
+ group by 1, 2, 3`;
+
+/** Paid and refunded orders in [from, to), by currency, kind and day of the range (as above). */
+const REVENUE_STATS_SQL = `select currency, kind, day, sum(amount_minor) as amount_minor, count(*) as orders from (
+    select currency, 'paid' as kind, width_bucket(paid_at, ?::timestamptz[]) as day, amount_minor
+      from billing_order where paid_at >= ? and paid_at < ?
+    union all
+    select currency, 'refunded' as kind, width_bucket(refunded_at, ?::timestamptz[]) as day, amount_minor
+      from billing_order where refunded_at >= ? and refunded_at < ?
+  ) as events
+ group by 1, 2, 3`;
+
+/** The day starts as a PostgreSQL array literal (ISO instants: nothing to escape). */
+export function dayStartsLiteral(starts: readonly Date[]): string {
+  return `{${starts.map((start) => start.toISOString()).join(',')}}`;
+}
+
+const hourMs = 3_600_000;
+const dayMs = 24 * hourMs;
+
+interface LedgerGroup {
+  /** 1-based day of the range. */
+  day: number;
+  model: string;
+  status: LedgerStatus;
+  requests: string | number;
+  input_tokens: string | number;
+  output_tokens: string | number;
+  cost_micros: string | number;
+}
+
+interface RevenueGroup {
+  currency: string;
+  kind: 'paid' | 'refunded';
+  day: number;
+  amount_minor: string | number;
+  orders: string | number;
+}
+
+export class StatsService {
+  readonly #db: Database;
+  readonly #windows: PoolWindows;
+  readonly #currency: string;
+  readonly #reviewQueue: ReviewQueueSource;
+
+  constructor(config: Config, db: Database, windows: PoolWindows, deps: { reviewQueue?: ReviewQueueSource } = {}) {
+    this.#db = db;
+    this.#windows = windows;
+    this.#currency = config.currency;
+    this.#reviewQueue = deps.reviewQueue ?? emptyQueue;
+  }
+
+  /** The dashboard's figures over the last `range` days (staff: `stats:read`). */
+  async stats(actor: authz.Actor, range: StatsRange, now = Date.now()): Promise<Stats> {
+    authz.assert(actor, 'stats:read');
+    const days = statsRanges[range];
+    if (days === undefined) throw new AppError('invalid_request', bilingual('range must be one of {ranges}.', 'range 必须是 {ranges} 之一。', { ranges: Object.keys(statsRanges).join(', ') }), { param: 'range' });
+    const calendar = this.#days(days, now);
+    const from = calendar[0]!.startsAt;
+    const to = this.#windows.at(now).day.resetsAt;
+    const starts = dayStartsLiteral(calendar.map((day) => day.startsAt));
+    const connection = this.#db.orm.em.getConnection();
+    const [ledger, orders] = await Promise.all([
+      connection.execute<LedgerGroup[]>(LEDGER_STATS_SQL, [starts, this.#currency, from, to], 'all'),
+      connection.execute<RevenueGroup[]>(REVENUE_STATS_SQL, [starts, from, to, starts, from, to], 'all'),
+    ]);
+
+    const byDay = calendar.map((day) => ({ ...day, ...this.#zero(), revenue: new Map<string, StatsRevenue>() }));
+    const byModel = new Map<string, Sum & { model: string }>();
+    const byStatus = new Map<LedgerStatus, number>();
+    const totals = this.#zero();
+    for (const group of ledger) {
+      const figures = {
+        requests: Number(group.requests),
+        inputTokens: Number(group.input_tokens),
+        outputTokens: Number(group.output_tokens),
+        costMicros: Number(group.cost_micros),
+        errors: group.status === 'ok' ? 0 : Number(group.requests),
+        refunds: group.status === 'refunded' ? Number(group.requests) : 0,
+      };
+      add(byDay[Number(group.day) - 1]!, figures);
+      const model = byModel.get(group.model) ?? { model: group.model, ...this.#zero() };
+      byModel.set(group.model, model);
+      add(model, figures);
+      add(totals, figures);
+      byStatus.set(group.status, (byStatus.get(group.status) ?? 0) + figures.requests);
+    }
+
+    const revenue = new Map<string, StatsRevenue>();
+    for (const group of orders) {
+      addRevenue(byDay[Number(group.day) - 1]!.revenue, group);
+      addRevenue(revenue, group);
+    }
+
+    return {
+      range,
+      days,
+      from,
+      to,
+      timezone: this.#windows.timezone,
+      currency: this.#currency,
+      totals: this.#finish(totals),
+      byDay: byDay.map((day) => ({ ...this.#finish(day), date: day.date, startsAt: day.startsAt, revenue: sortedRevenue(day.revenue) })),
+      byModel: [...byModel.values()].map((model): StatsModel => ({ ...this.#finish(model), model: model.model })).sort((a, b) => b.requests - a.requests || a.model.localeCompare(b.model)),
+      byStatus: [...byStatus].map(([status, requests]) => ({ status, requests })).sort((a, b) => b.requests - a.requests),
+      revenue: sortedRevenue(revenue),
+    };
+  }
+
+  /** The review queue's length and its oldest application (staff: `stats:read`); empty until enterprise wires in. */
+  async reviewQueue(actor: authz.Actor): Promise<ReviewQueueSummary> {
+    authz.assert(actor, 'stats:read');
+    return this.#reviewQueue.reviewQueueSummary();
+  }
+
+  /** The last `count` local days, oldest first, each with its date and the instant it starts. */
+  #days(count: number, now: number): { date: string; startsAt: Date }[] {
+    const today = this.#windows.at(now).day.startsAt.getTime();
+    const days: { date: string; startsAt: Date }[] = [];
+    for (let back = count - 1; back >= 0; back--) {
+      // Noon of the wanted day, give or take the hours clocks moved since: inside it whatever DST did.
+      const day = this.#windows.at(today - back * dayMs + 12 * hourMs).day;
+      days.push({ date: day.key.slice(1), startsAt: day.startsAt });
+    }
+    return days;
+  }
+
+  #zero(): Sum {
+    return { requests: 0, inputTokens: 0, outputTokens: 0, costMicros: 0, errors: 0, refunds: 0 };
+  }
+
+  #finish(sum: Sum): StatsFigures {
+    return {
+      requests: sum.requests,
+      inputTokens: sum.inputTokens,
+      outputTokens: sum.outputTokens,
+      spend: money(sum.costMicros, this.#currency),
+      errors: sum.errors,
+      refunds: sum.refunds,
+    };
+  }
+}
+
+interface Sum {
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  costMicros: number;
+  errors: number;
+  refunds: number;
+}
+
+function add(into: Sum, figures: Sum): void {
+  into.requests += figures.requests;
+  into.inputTokens += figures.inputTokens;
+  into.outputTokens += figures.outputTokens;
+  into.costMicros += figures.costMicros;
+  into.errors += figures.errors;
+  into.refunds += figures.refunds;
+}
+
+function addRevenue(into: Map<string, StatsRevenue>, group: RevenueGroup): void {
+  const currency = group.currency.trim();
+  let row = into.get(currency);
+  if (!row) into.set(currency, (row = { currency, paidMinor: 0, paidAmount: '', paidOrders: 0, refundedMinor: 0, refundedAmount: '', refundedOrders: 0 }));
+  if (group.kind === 'paid') {
+    row.paidMinor += Number(group.amount_minor);
+    row.paidOrders += Number(group.orders);
+  } else {
+    row.refundedMinor += Number(group.amount_minor);
+    row.refundedOrders += Number(group.orders);
+  }
+  row.paidAmount = formatMinor(row.paidMinor, currency);
+  row.refundedAmount = formatMinor(row.refundedMinor, currency);
+}
+
+function sortedRevenue(rows: Map<string, StatsRevenue>): StatsRevenue[] {
+  return [...rows.values()].sort((a, b) => a.currency.localeCompare(b.currency));
+}

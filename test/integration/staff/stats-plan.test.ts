@@ -1,0 +1,127 @@
+/**
+ * `stats(range)` stays fast on a big ledger because it is one index-only range scan of
+ * `usage_ledger_stats_idx` (Migration20261123060000_stats). This generates a year of ledger rows (200,000
+ * by default; `STATS_PLAN_ROWS=1000000` for the full-size proof), vacuums as autovacuum would, and checks
+ * with EXPLAIN that the service's own query text uses the covering index and never reads the heap. The
+ * timings (and the same query with index scans turned off) are printed for the record.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Principal } from '../../../server/modules/identity/principal.ts';
+import { dayStartsLiteral, LEDGER_STATS_SQL } from '../../../server/modules/staff/stats.service.ts';
+import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
+import { seed } from '../../helpers/seed.ts';
+
+const rowCount = Number(process.env.STATS_PLAN_ROWS ?? 200_000);
+const accountCount = Math.max(1000, Math.round(rowCount / 10));
+const models = ['auto', 'svc-2.1-fast', 'svc-ocr', 'svc-tts', 'svc', 'svc-2.1', 'svc-2.1-pro', 'svc-2.1-rev', 'svc-2.1-search', 'svc-img', 'svc-music'];
+
+let setup: Awaited<ReturnType<typeof realMode>>;
+let app: TestApp;
+let client: pg.Client;
+let staff: Principal;
+
+beforeAll(async () => {
+  setup = await realMode();
+  app = await startApp(setup.config);
+  const support = await seed(app).staff('support');
+  staff = { accountId: support.id, email: support.email, role: 'support', payer: { kind: 'account', id: support.id, package: 'free' }, credential: { kind: 'web_session', id: support.id } };
+  client = new pg.Client({ connectionString: setup.database.url });
+  await client.connect();
+  const started = performance.now();
+  // A year of traffic, evenly spread, from 5,000 payers over the eleven product models; ~4 % not ok.
+  await client.query(
+    `insert into usage_ledger (request_id, account_id, payer_id, credential_kind, credential_id, channel, model, routed_model, class, stream,
+       input_tokens, output_tokens, estimated, cost_micros, reserved_micros, currency, status, latency_ms, created_at)
+     select 'mbr_gen' || g, x.payer, x.payer, 'api_key', 'k', 'api', x.model, x.model, case when g % 3 = 0 then 'premium' else 'fast' end, false,
+            g % 2000, g % 700, false, g % 5000, g % 5000, 'USD',
+            case when g % 50 = 0 then 'refunded' when g % 97 = 0 then 'upstream_failed' when g % 89 = 0 then 'client_disconnected' else 'ok' end,
+            100, now() - (g::double precision / $1) * interval '365 days'
+       from generate_series(1, $1::int) as g,
+            lateral (select ($2::text[])[1 + g % 11] as model, ('00000000-0000-4000-8000-' || lpad((g % 5000)::text, 12, '0'))::uuid as payer) as x`,
+    [rowCount, models],
+  );
+  await client.query(
+    `insert into account (id, created_at, updated_at, email, role, plan_package)
+     select gen_random_uuid(), now() - (g::double precision / $1) * interval '700 days', now(), 'gen-' || g || '@' || (array['example.com', 'corp.example', 'mail.example'])[1 + g % 3], 'member', 'free'
+       from generate_series(1, $1::int) as g`,
+    [accountCount],
+  );
+  // Autovacuum does this on its own for an insert-only table (PostgreSQL 13+); the index-only scan needs
+  // the visibility map it sets.
+  await client.query('vacuum analyze usage_ledger');
+  await client.query('vacuum analyze account');
+  console.log(`stats plan: ${rowCount.toLocaleString('en')} ledger rows and ${accountCount.toLocaleString('en')} accounts generated in ${Math.round(performance.now() - started)} ms`);
+}, 600_000);
+
+afterAll(async () => {
+  await client?.end();
+  await app?.close();
+  await setup?.cleanup();
+});
+
+interface PlanNode {
+  'Node Type': string;
+  Strategy?: string;
+  'Index Name'?: string;
+  'Heap Fetches'?: number;
+  Plans?: PlanNode[];
+}
+
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+function label(node: PlanNode): string {
+  return node.Strategy ? `${node['Node Type']} (${node.Strategy})` : node['Node Type'];
+}
+
+async function explain(days: number): Promise<{ plan: PlanNode; executionMs: number }> {
+  let n = 0;
+  const sql = LEDGER_STATS_SQL.replace(/\?/g, () => `$${++n}`);
+  // UTC days, as the service cuts them with the default time zone: today and the days before it.
+  const tomorrow = new Date(new Date().setUTCHours(24, 0, 0, 0));
+  const starts = Array.from({ length: days }, (_, i) => new Date(tomorrow.getTime() - (days - i) * 86_400_000));
+  const { rows } = await client.query(`explain (analyze, buffers, format json) ${sql}`, [dayStartsLiteral(starts), 'USD', starts[0], tomorrow]);
+  const [result] = rows[0]['QUERY PLAN'] as [{ Plan: PlanNode; 'Execution Time': number }];
+  return { plan: result.Plan, executionMs: result['Execution Time'] };
+}
+
+describe(`stats on ${rowCount.toLocaleString('en')} ledger rows`, () => {
+  it('the ledger query is an index-only scan of usage_ledger_stats_idx, without heap reads, for 7, 30 and 90 days', async () => {
+    for (const days of [7, 30, 90]) {
+      const { plan, executionMs } = await explain(days);
+      const scans = nodes(plan).filter((node) => /Scan/.test(node['Node Type']));
+      console.log(`stats plan: ${days} days → ${nodes(plan).map(label).join(' > ')}: ${scans.map((s) => `${s['Node Type']} using ${s['Index Name'] ?? '(none)'}, heap fetches ${s['Heap Fetches'] ?? '-'}`).join('; ')}; ${executionMs.toFixed(1)} ms`);
+      expect(scans.length, `${days} days`).toBeGreaterThan(0);
+      for (const scan of scans) {
+        expect(scan['Node Type'], `${days} days`).toBe('Index Only Scan');
+        expect(scan['Index Name'], `${days} days`).toBe('usage_ledger_stats_idx');
+        expect(scan['Heap Fetches'], `${days} days`).toBe(0);
+      }
+    }
+  });
+
+  it('for the record: the same query without index scans, and the whole service call', async () => {
+    await client.query('set enable_indexonlyscan = off; set enable_indexscan = off; set enable_bitmapscan = off');
+    for (const days of [7, 30, 90]) {
+      const { plan, executionMs } = await explain(days);
+      console.log(`stats plan: ${days} days without indexes → ${nodes(plan).map(label).join(' > ')}; ${executionMs.toFixed(1)} ms`);
+    }
+    await client.query('reset all');
+    for (const range of ['last_7_days', 'last_30_days', 'last_90_days'] as const) {
+      const started = performance.now();
+      const stats = await app.app.services.stats.stats(staff, range);
+      console.log(`stats plan: services.stats.stats(${range}) → ${stats.totals.requests.toLocaleString('en')} requests in ${Math.round(performance.now() - started)} ms`);
+      expect(stats.byModel).toHaveLength(11);
+    }
+  });
+
+  it(`for the record: account search over ${accountCount.toLocaleString('en')} accounts`, async () => {
+    for (const search of ['', 'corp.example', 'gen-77', 'nobody-at-all']) {
+      const started = performance.now();
+      const page = await app.app.services.staff.searchAccounts(staff, { search, first: 25 });
+      console.log(`stats plan: accounts(search: "${search}") → ${page.nodes.length} in ${Math.round(performance.now() - started)} ms`);
+    }
+  });
+});

@@ -1,0 +1,386 @@
+/**
+ * `/admin/accounts/:id`: one account as support sees it — who it is, its plan and pools (drawn as on
+ * `/account/usage`), its recent requests, keys and sessions, what staff did to it — and the actions.
+ *
+ * Organisations and orders have their sections here already; the enterprise and billing modules fill them
+ * (see `AccountOrganisations` and `AccountOrders` below).
+ */
+import { useMutation, useQuery } from '@apollo/client/react';
+import { useEffect, useState, type ReactNode } from 'react';
+import { Trans, useTranslation } from 'react-i18next';
+import { Link, useParams } from 'react-router';
+import { useFormat } from '../../../lib/format.ts';
+import { CopyButton } from '../../account/components/copy-button.tsx';
+import type { ApiKeyFragment } from '../../account/graphql/api-key.fragment.ts';
+import type { SessionFragment } from '../../account/graphql/session.fragment.ts';
+import { modelClasses, usePlanText } from '../../plan/components/plan-labels.ts';
+import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { PoolGauge } from '../../usage/components/pool-gauge.tsx';
+import { UsageHistoryTable } from '../../usage/components/usage-history-table.tsx';
+import '../../usage/components/usage.css';
+import { ACCOUNT_AUDIT_QUERY } from '../graphql/account-audit.query.ts';
+import { ACCOUNT_DETAIL_QUERY, type AccountDetail } from '../graphql/account-detail.query.ts';
+import { STAFF_REVOKE_API_KEY } from '../graphql/staff-revoke-api-key.mutation.ts';
+import { useStaffViewer } from '../hooks/use-staff-viewer.ts';
+import { AccountActions, accountQueries, NoticeText, type Notice } from './account-actions.tsx';
+import { AccountStatus, PackageBadge, RoleBadge } from './account-badges.tsx';
+import { ActionDialog } from './action-dialog.tsx';
+import { AuditTable } from './audit-table.tsx';
+
+/** How many of the account's latest requests the page shows. */
+const recentRequests = 15;
+
+export function AccountDetailPage() {
+  const { t } = useTranslation(['staff', 'usage']);
+  const plan = usePlanText();
+  const { id = '' } = useParams();
+  const viewer = useStaffViewer();
+  const { data, loading, error, refetch } = useQuery(ACCOUNT_DETAIL_QUERY, { variables: { id, requests: recentRequests }, notifyOnNetworkStatusChange: true });
+  const [notice, setNotice] = useState<Notice | null>(null);
+  useEffect(() => setNotice(null), [id]);
+  const account = data?.account;
+  return (
+    <div className="admin-page">
+      <title>{t('pageTitle', { page: account ? account.email : t('account.title') })}</title>
+      <p className="breadcrumb">
+        <Link to="/admin/accounts">{t('accounts.title')}</Link> <span aria-hidden="true">/</span>
+      </p>
+      {error && !data ? (
+        <ErrorState title={t('account.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
+      ) : !data ? (
+        <LoadingState label={t('account.loading')} />
+      ) : !account ? (
+        <div className="state state--empty">
+          <p className="state__title">{t('account.notFound')}</p>
+          <p>
+            <Trans t={t} i18nKey="account.notFoundHint" values={{ id }} components={{ code: <code />, search: <Link to="/admin/accounts" /> }} />
+          </p>
+        </div>
+      ) : (
+        <>
+          <AccountHeader account={account} />
+          <AccountActions
+            account={account}
+            sessionCount={account.sessions.length}
+            viewerId={viewer.id}
+            canManageStaff={viewer.viewerCanManageStaff}
+            onDone={setNotice}
+          />
+          {notice && (
+            <p className="notice" role="status">
+              <span>
+                <NoticeText notice={notice} />
+              </span>
+              <button type="button" className="notice__close" onClick={() => setNotice(null)} aria-label={t('account.dismiss')}>
+                ×
+              </button>
+            </p>
+          )}
+          <Section
+            title={t('account.pools.heading')}
+            note={
+              <Trans
+                t={t}
+                i18nKey="account.pools.note"
+                values={{ package: account.usage.packageId, currency: account.usage.currency, timezone: account.usage.timezone }}
+                components={{ code: <code /> }}
+              />
+            }
+          >
+            <div className="usage-classes usage-classes--compact">
+              {modelClasses.map((cls) => (
+                <section key={cls} className={`usage-class usage-class--${cls}`} aria-label={t('usage:pools.classLabel', { class: plan.className(cls) })}>
+                  <h3>{t('usage:pools.classModels', { class: plan.className(cls) })}</h3>
+                  <div className="gauges">
+                    {account.usage.pools
+                      .filter((pool) => pool.class === cls)
+                      .map((pool) => (
+                        <PoolGauge key={pool.window} pool={pool} timezone={account.usage.timezone} now={Date.now()} />
+                      ))}
+                  </div>
+                </section>
+              ))}
+            </div>
+          </Section>
+          <Section title={t('account.requests.heading')} note={t('account.requests.note')}>
+            {account.usageHistory.nodes.length === 0 ? (
+              <Empty title={t('account.requests.empty')} text={t('account.requests.emptyHint')} />
+            ) : (
+              <UsageHistoryTable nodes={account.usageHistory.nodes} />
+            )}
+          </Section>
+          <div className="admin-columns">
+            <Keys account={account} onDone={setNotice} />
+            <Sessions sessions={account.sessions} />
+          </div>
+          <div className="admin-columns">
+            <AccountOrganisations />
+            <AccountOrders />
+          </div>
+          <AccountAudit accountId={account.id} />
+        </>
+      )}
+    </div>
+  );
+}
+
+function AccountHeader({ account }: { account: AccountDetail }) {
+  const { t } = useTranslation('staff');
+  const format = useFormat();
+  return (
+    <header className="account-header">
+      <div className="account-header__title">
+        <h1>{account.email}</h1>
+        <div className="account-header__badges">
+          <RoleBadge role={account.role} />
+          <PackageBadge packageId={account.planPackage} until={account.planPackageUntil} />
+          <AccountStatus account={account} />
+        </div>
+      </div>
+      <dl className="facts">
+        <div>
+          <dt>{t('account.facts.id')}</dt>
+          <dd>
+            <code>{account.id}</code> <CopyButton value={account.id} label={t('account.facts.copyId')} />
+          </dd>
+        </div>
+        <div>
+          <dt>{t('account.facts.created')}</dt>
+          <dd>{format.dateTime(account.createdAt)}</dd>
+        </div>
+        <div>
+          <dt>{t('account.facts.email')}</dt>
+          <dd>{account.emailVerified ? t('account.facts.verified') : t('account.facts.notVerified')}</dd>
+        </div>
+        <div>
+          <dt>{t('account.facts.signsInWith')}</dt>
+          <dd>{account.hasPassword ? t('account.facts.passwordOrCode') : t('account.facts.codeOrProvider')}</dd>
+        </div>
+        {account.disabledAt && (
+          <div>
+            <dt>{t('account.facts.disabled')}</dt>
+            <dd>{format.dateTime(account.disabledAt)}</dd>
+          </div>
+        )}
+        {account.displayName && (
+          <div>
+            <dt>{t('account.facts.name')}</dt>
+            <dd>{account.displayName}</dd>
+          </div>
+        )}
+      </dl>
+    </header>
+  );
+}
+
+function Keys({ account, onDone }: { account: AccountDetail; onDone(notice: Notice): void }) {
+  const { t } = useTranslation('staff');
+  const format = useFormat();
+  const [revoking, setRevoking] = useState<ApiKeyFragment | null>(null);
+  const [revoke] = useMutation(STAFF_REVOKE_API_KEY, { refetchQueries: accountQueries, awaitRefetchQueries: true });
+  const shown = (key: ApiKeyFragment) => `${key.prefix}…${key.last4}`;
+  return (
+    <Section title={t('account.keys.heading')} note={t('account.keys.note')}>
+      {account.apiKeys.length === 0 ? (
+        <Empty title={t('account.keys.empty')} text={<Trans t={t} i18nKey="account.keys.emptyHint" components={{ code: <code /> }} />} />
+      ) : (
+        <div className="table-scroll">
+          <table className="admin-table admin-table--rows">
+            <thead>
+              <tr>
+                <th scope="col">{t('account.keys.columns.name')}</th>
+                <th scope="col">{t('account.keys.columns.key')}</th>
+                <th scope="col">{t('account.keys.columns.lastUsed')}</th>
+                <th scope="col">
+                  <span className="visually-hidden">{t('account.keys.columns.actions')}</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {account.apiKeys.map((key) => (
+                <tr key={key.id}>
+                  <td>
+                    {key.name}
+                    <span className="cell-note">{t('account.keys.created', { time: format.dateTime(key.createdAt) })}</span>
+                  </td>
+                  <td>
+                    <code>{shown(key)}</code>
+                  </td>
+                  {/* May wrap at its spaces: kept on one line, a long date pushes the revoke button out of the column. */}
+                  <td>{key.lastUsedAt ? format.dateTime(key.lastUsedAt) : t('never')}</td>
+                  <td className="admin-table__actions">
+                    <button type="button" className="button button--small button--ghost-danger" onClick={() => setRevoking(key)}>
+                      {t('account.keys.revoke')}
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {revoking && (
+        <ActionDialog
+          title={t('account.keys.dialog.title', { name: revoking.name })}
+          confirmLabel={t('account.keys.dialog.confirm')}
+          danger
+          reason="required"
+          reasonPlaceholder={t('account.keys.dialog.placeholder')}
+          onClose={() => setRevoking(null)}
+          onConfirm={async (reason) => {
+            await revoke({ variables: { id: revoking.id, reason } });
+            setRevoking(null);
+            onDone({ kind: 'keyRevoked', key: shown(revoking) });
+          }}
+        >
+          <p>
+            <Trans t={t} i18nKey="account.keys.dialog.body" values={{ key: shown(revoking) }} components={{ code: <code /> }} />
+          </p>
+        </ActionDialog>
+      )}
+    </Section>
+  );
+}
+
+function Sessions({ sessions }: { sessions: SessionFragment[] }) {
+  const { t } = useTranslation('staff');
+  const format = useFormat();
+  return (
+    <Section title={t('account.sessions.heading')} note={t('account.sessions.note')}>
+      {sessions.length === 0 ? (
+        <Empty title={t('account.sessions.empty')} text={t('account.sessions.emptyHint')} />
+      ) : (
+        <div className="table-scroll">
+          <table className="admin-table admin-table--rows">
+            <thead>
+              <tr>
+                <th scope="col">{t('account.sessions.columns.where')}</th>
+                <th scope="col">{t('account.sessions.columns.address')}</th>
+                <th scope="col">{t('account.sessions.columns.lastUsed')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {sessions.map((session) => (
+                <tr key={session.id}>
+                  <td>
+                    {t(`account.sessions.kind.${session.kind}`)}
+                    {session.kind === 'device' && session.clientName && (
+                      <>
+                        {' · '}
+                        <code>{session.clientName}</code>
+                      </>
+                    )}
+                    {/* The user agent is the client's own string: shown as written, in either language. */}
+                    {session.userAgent && (
+                      <code className="cell-note" title={session.userAgent}>
+                        {session.userAgent.slice(0, 60)}
+                      </code>
+                    )}
+                  </td>
+                  <td>{session.ip ?? '—'}</td>
+                  <td className="nowrap">
+                    {format.dateTime(session.lastUsedAt)}
+                    <span className="cell-note">{t('account.sessions.since', { time: format.dateTime(session.createdAt) })}</span>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </Section>
+  );
+}
+
+/**
+ * The organisations this account belongs to. The enterprise module replaces this body with its own
+ * query (e.g. `account(id) { organisations { … } }` added to `Account` in its schema).
+ */
+function AccountOrganisations() {
+  const { t } = useTranslation('staff');
+  return (
+    <Section title={t('account.organisations.heading')}>
+      <Empty title={t('account.organisations.empty')} text={t('account.organisations.emptyHint')} />
+    </Section>
+  );
+}
+
+/** The account's orders. The billing module replaces this body with its own query. */
+function AccountOrders() {
+  const { t } = useTranslation('staff');
+  return (
+    <Section title={t('account.orders.heading')}>
+      <Empty title={t('account.orders.empty')} text={t('account.orders.emptyHint')} />
+    </Section>
+  );
+}
+
+const auditPage = 20;
+
+function AccountAudit({ accountId }: { accountId: string }) {
+  const { t } = useTranslation('staff');
+  const { data, loading, error, refetch, fetchMore } = useQuery(ACCOUNT_AUDIT_QUERY, { variables: { id: accountId, first: auditPage }, notifyOnNetworkStatusChange: true });
+  const [loadingMore, setLoadingMore] = useState(false);
+  const page = data?.account?.auditLog;
+  const more = async () => {
+    if (!page?.pageInfo.endCursor) return;
+    setLoadingMore(true);
+    try {
+      await fetchMore({
+        variables: { after: page.pageInfo.endCursor },
+        updateQuery: (previous, { fetchMoreResult }) =>
+          previous.account && fetchMoreResult.account
+            ? { account: { ...previous.account, auditLog: { nodes: [...previous.account.auditLog.nodes, ...fetchMoreResult.account.auditLog.nodes], pageInfo: fetchMoreResult.account.auditLog.pageInfo } } }
+            : previous,
+      });
+    } finally {
+      setLoadingMore(false);
+    }
+  };
+  return (
+    <Section
+      title={t('account.audit.heading')}
+      note={<Trans t={t} i18nKey="account.audit.note" components={{ log: <Link to={`/admin/audit?targetType=account&targetId=${accountId}`} /> }} />}
+    >
+      {error && !page ? (
+        <ErrorState title={t('account.audit.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
+      ) : !page ? (
+        <LoadingState label={t('account.audit.loading')} />
+      ) : page.nodes.length === 0 ? (
+        <Empty title={t('account.audit.empty')} text={t('account.audit.emptyHint')} />
+      ) : (
+        <>
+          <AuditTable entries={page.nodes} showTarget={false} />
+          {page.pageInfo.hasNextPage && (
+            <div className="actions">
+              <button type="button" className="button button--ghost" onClick={() => void more()} disabled={loadingMore}>
+                {loadingMore ? t('loadingMore') : t('account.audit.older')}
+              </button>
+            </div>
+          )}
+        </>
+      )}
+    </Section>
+  );
+}
+
+function Section({ title, note, children }: { title: string; note?: ReactNode; children: ReactNode }) {
+  return (
+    <section className="admin-section" aria-label={title}>
+      <div className="admin-section__head">
+        <h2>{title}</h2>
+        {note && <p className="muted">{note}</p>}
+      </div>
+      {children}
+    </section>
+  );
+}
+
+function Empty({ title, text }: { title: string; text: ReactNode }) {
+  return (
+    <div className="state state--empty state--compact">
+      <p className="state__title">{title}</p>
+      <p>{text}</p>
+    </div>
+  );
+}
