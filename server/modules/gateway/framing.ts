@@ -9,8 +9,9 @@
  * obtained without streaming (tools with `toolsWithStream: emulate`, Responses tools) goes out through the
  * same stream framer as a real stream.
  */
-import type { UpstreamUsage } from './stream-rewriter.ts';
-import { StreamRewriter } from './stream-rewriter.ts';
+import { StreamRewriter, type StreamFramer, type UpstreamUsage } from './stream-rewriter.ts';
+
+export type { StreamError, StreamFramer } from './stream-rewriter.ts';
 
 export interface ToolCall {
   id: string;
@@ -45,30 +46,6 @@ export interface ChatCompletion {
   [field: string]: unknown;
 }
 
-/** The error object of a mid-stream failure (the envelope's `error`). */
-export interface StreamError {
-  message: string;
-  type: string;
-  code: string;
-  param: string | null;
-}
-
-/** Re-frames an upstream chat SSE stream as the client's API; also what the stream produced, for billing. */
-export interface StreamFramer {
-  /** Feeds upstream bytes; returns the text to send (maybe empty: nothing for the client yet). */
-  push(bytes: Buffer): string;
-  /** What to send after the upstream ended normally, given the usage svc bills (null: the client did not ask). */
-  end(usage: UpstreamUsage | null): string | Promise<string>;
-  /** The last bytes of a stream that failed after it began. */
-  fail(error: StreamError): string;
-  /** Everything produced so far (content and tool-call arguments), for estimating tokens. */
-  producedText(): string[];
-  readonly deltas: number;
-  readonly usage: UpstreamUsage | null;
-  readonly finished: boolean;
-  readonly done: boolean;
-  readonly upstreamError: { message: string; type: string; code: string | null } | null;
-}
 
 export interface ReplyFraming {
   /** The reply always reports usage (a stream asks the upstream for it and bills what it says). */

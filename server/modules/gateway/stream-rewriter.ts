@@ -12,7 +12,31 @@
  * the tokens must be estimated. Anything unusual takes the full parse.
  */
 import { StringDecoder } from 'node:string_decoder';
-import type { StreamError, StreamFramer } from './framing.ts';
+
+/** The error object of a mid-stream failure (the envelope's `error`). */
+export interface StreamError {
+  message: string;
+  type: string;
+  code: string;
+  param: string | null;
+}
+
+/** Re-frames an upstream chat SSE stream as the client's API; also what the stream produced, for billing. */
+export interface StreamFramer {
+  /** Feeds upstream bytes; returns the text to send (maybe empty: nothing for the client yet). */
+  push(bytes: Buffer): string;
+  /** What to send after the upstream ended normally, given the usage svc bills (null: the client did not ask). */
+  end(usage: UpstreamUsage | null): string | Promise<string>;
+  /** The last bytes of a stream that failed after it began. */
+  fail(error: StreamError): string;
+  /** Everything produced so far (content and tool-call arguments), for estimating tokens. */
+  producedText(): string[];
+  readonly deltas: number;
+  readonly usage: UpstreamUsage | null;
+  readonly finished: boolean;
+  readonly done: boolean;
+  readonly upstreamError: { message: string; type: string; code: string | null } | null;
+}
 
 export interface UpstreamUsage {
   prompt_tokens: number;
