@@ -233,6 +233,8 @@ export class EnterpriseService {
           decidedAt: null,
           decisionNote: null,
         });
+        // No ORM relations here: rows go in the order their foreign keys need.
+        await tx.flush();
         this.#timeline(tx, row.id, 'submitted', 'applicant', actor.accountId, null, now);
         await tx.flush();
         if (commercial) {
@@ -378,14 +380,16 @@ export class EnterpriseService {
     return { nodes: page.map(rowView), pageInfo: { hasNextPage: rows.length > first, endCursor: last ? encodeCursor(last.created_us, last.id) : null } };
   }
 
-  /** One application: staff see any, the applicant sees their own; null otherwise (the id tells nobody anything). */
+  /**
+   * One application: staff see any (null when there is none); the applicant sees their own. Anyone else gets
+   * 403 for every id, existing or not, so the answer tells them nothing.
+   */
   async getApplication(actor: authz.Actor, applicationId: string): Promise<ApplicationView | null> {
     signedIn(actor);
-    if (!isUuid(applicationId)) return null;
-    const row = await this.#db.orm.em.fork().findOne(EnterpriseApplication, { id: applicationId });
-    if (!row) return null;
-    if (row.accountId === actor.accountId || authz.can(actor, 'application:review')) return applicationView(row);
-    return null;
+    const row = isUuid(applicationId) ? await this.#db.orm.em.fork().findOne(EnterpriseApplication, { id: applicationId }) : null;
+    if (row && row.accountId === actor.accountId) return applicationView(row);
+    authz.assert(actor, 'application:review');
+    return row ? applicationView(row) : null;
   }
 
   /** The caller's own applications, newest first. */
