@@ -278,7 +278,8 @@ describe('who may', () => {
     const revoke = await stranger.web.graphql('mutation($id: ID!) { revokeOrganisationKey(id: $id) { id } }', { id: keyId });
     expect(revoke.errors?.[0]?.extensions?.code).toBe('not_found');
 
-    // Invited as a plain member: reads, but minting is 403.
+    // Invited as a plain member (their address verified, so at once): reads, but minting is 403.
+    await setup.database.query('update account set email_verified_at = now() where id = $1', [stranger.id]);
     const invite = await owner.web.graphql<{ inviteOrganisationMember: { member: { email: string; role: string } } }>(
       'mutation($org: ID!, $email: String!) { inviteOrganisationMember(organisationId: $org, email: $email) { member { email role } } }',
       { org: organisationId, email: stranger.email },
@@ -440,6 +441,29 @@ describe('organisation keys', () => {
 });
 
 describe('members', () => {
+  it('an existing account whose address is not verified gets an invitation, taken up once it verifies', async () => {
+    const { owner, organisationId } = await organisationOwner();
+    const unverified = await seed(a).member({ tag: 'unverified' });
+    const invited = await owner.web.graphql<{ inviteOrganisationMember: { member: unknown; invitation: { email: string } | null } }>(
+      'mutation($org: ID!, $email: String!) { inviteOrganisationMember(organisationId: $org, email: $email) { member { email } invitation { email } } }',
+      { org: organisationId, email: unverified.email.toUpperCase() },
+    );
+    expect(invited.data?.inviteOrganisationMember).toEqual({ member: null, invitation: { email: unverified.email } });
+    expect((await unverified.web.graphql<{ organisations: unknown[] }>('{ organisations { id } }')).data?.organisations).toEqual([]);
+    expect((await unverified.web.fetch(`/api/membership/enterprise/organisations/${organisationId}/keys`)).status).toBe(404);
+    await setup.database.query('update account set email_verified_at = now() where id = $1', [unverified.id]);
+    // Verified: the first organisation request takes the invitation up.
+    expect((await unverified.web.fetch(`/api/membership/enterprise/organisations/${organisationId}/keys`)).status).toBe(200);
+    expect((await unverified.web.graphql<{ organisations: { id: string; viewerRole: string }[] }>('{ organisations { id viewerRole } }')).data?.organisations).toEqual([
+      { id: organisationId, viewerRole: 'member' },
+    ]);
+    const again = await owner.web.graphql('mutation($org: ID!, $email: String!) { inviteOrganisationMember(organisationId: $org, email: $email) { member { email } } }', {
+      org: organisationId,
+      email: unverified.email,
+    });
+    expect(again.errors?.[0]?.extensions).toMatchObject({ code: 'conflict', param: 'email' });
+  });
+
   it('an invitation to an email without an account is taken up when that email signs up (verified)', async () => {
     const { owner, organisationId } = await organisationOwner();
     const email = `invitee-${Math.random().toString(36).slice(2, 10)}@example.com`;
