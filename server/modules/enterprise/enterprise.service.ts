@@ -512,21 +512,49 @@ export class EnterpriseService {
     return { key: keyView(key), token };
   }
 
-  /** Revokes an organisation key (owner and admins); it stops working at once on every instance. */
-  async revokeKey(actor: authz.Actor, keyId: string, organisationId?: string | null): Promise<OrganisationKeyView> {
+  /**
+   * Revokes an organisation key; it stops working at once on every instance. The organisation's owner and
+   * admins need no reason; staff who are not members (`api-key:revoke-any`) must give one, and are audited.
+   */
+  async revokeKey(actor: authz.Actor, keyId: string, organisationId?: string | null, options: { reason?: string | null; requestId?: string | null } = {}): Promise<OrganisationKeyView> {
     signedIn(actor);
     const em = this.#db.orm.em.fork();
     const key = isUuid(keyId) ? await em.findOne(ApiKey, { id: keyId, kind: 'enterprise', revokedAt: null }) : null;
     const missing = () => new AppError('not_found', bilingual('No live organisation key {id} in your organisations.', '您的组织中没有有效的组织密钥 {id}。', { id: keyId.slice(0, 64) }), { param: 'id' });
     if (!key || (organisationId && key.accountId !== organisationId)) throw missing();
+    let byStaff = false;
     try {
       await this.#access(actor, key.accountId, 'organisation:keys:revoke');
     } catch (error) {
-      if (error instanceof AppError && error.code === 'not_found') throw missing();
-      throw error;
+      if (!(error instanceof AppError && error.code === 'not_found')) throw error;
+      if (!authz.can(actor, 'api-key:revoke-any', { type: 'account', id: key.accountId, role: 'member' })) throw missing();
+      byStaff = true;
     }
-    key.revokedAt = new Date();
-    await em.flush();
+    if (!byStaff) {
+      key.revokedAt = new Date();
+      await em.flush();
+    } else {
+      const reason = checkReason(options.reason);
+      await em.transactional(async (tx) => {
+        const row = await tx.findOneOrFail(ApiKey, { id: key.id });
+        row.revokedAt = new Date();
+        key.revokedAt = row.revokedAt;
+        await tx.flush();
+        await this.#deps.audit.record(
+          {
+            actorId: actor.accountId,
+            action: 'api-key:revoke-any',
+            targetType: 'api_key',
+            targetId: row.id,
+            before: { accountId: row.accountId, kind: 'enterprise', name: row.name, prefix: row.prefix, last4: row.last4, revokedAt: null },
+            after: { revokedAt: row.revokedAt.toISOString() },
+            reason,
+            requestId: options.requestId ?? null,
+          },
+          tx,
+        );
+      });
+    }
     await this.#deps.identity.invalidate({ tokenHashes: [key.tokenHash] });
     return keyView(key);
   }

@@ -348,6 +348,21 @@ describe('organisation keys', () => {
     expect(keys.keys).toEqual([]);
   });
 
+  it("staff revoke an organisation's key with a reason (audited); without one they are refused", async () => {
+    const { owner, organisationId } = await organisationOwner();
+    const { token, id } = await mintKey(owner, organisationId);
+    const support = await seed(b).staff('support');
+    const seen = await support.web.graphql<{ organisation: { keys: { id: string }[] } }>('query($id: ID!) { organisation(id: $id) { keys { id } } }', { id: organisationId });
+    expect(seen.data?.organisation.keys).toEqual([{ id }]);
+    const bare = await support.web.graphql('mutation($id: ID!) { revokeOrganisationKey(id: $id) { id } }', { id });
+    expect(bare.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_request', param: 'reason' });
+    const revoked = await support.web.graphql<{ revokeOrganisationKey: { id: string } }>('mutation($id: ID!) { revokeOrganisationKey(id: $id, reason: "leaked in a public repository") { id } }', { id });
+    expect(revoked.errors).toBeUndefined();
+    await expect.poll(async () => (await models(a.url, token)).status, { timeout: 2000, interval: 20 }).toBe(401);
+    const { rows } = await setup.database.query(`select action, actor_id, reason from audit_log where target_type = 'api_key' and target_id = $1`, [id]);
+    expect(rows).toEqual([{ action: 'api-key:revoke-any', actor_id: support.id, reason: 'leaked in a public repository' }]);
+  });
+
   it('a key with an IP allow-list is refused from outside it (403 ip_not_allowed) and accepted inside; bad CIDRs are refused', async () => {
     const { owner, organisationId } = await organisationOwner();
     const bad = await owner.web.fetch(`/api/membership/enterprise/organisations/${organisationId}/keys`, { body: { name: 'bad', allowedCidrs: ['10.0.0.0/33'] } });
