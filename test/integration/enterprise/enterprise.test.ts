@@ -511,6 +511,11 @@ describe('staff', () => {
     const { owner, organisationId } = await organisationOwner();
     const account = await support.web.graphql<{ account: { organisations: { id: string; viewerRole: string | null }[] } }>('query($id: ID!) { account(id: $id) { organisations { id viewerRole } } }', { id: owner.id });
     expect(account.data?.account.organisations).toEqual([{ id: organisationId, viewerRole: 'owner' }]);
+    // The organisation is an account staff can look up (and re-package) like any other.
+    const organisation = await support.web.graphql<{ account: { kind: string; planPackage: string; usage: { packageId: string } } }>('query($id: ID!) { account(id: $id) { kind planPackage usage { packageId } } }', {
+      id: organisationId,
+    });
+    expect(organisation.data?.account).toEqual({ kind: 'organisation', planPackage: 'enterprise', usage: { packageId: 'enterprise' } });
   });
 });
 
