@@ -172,6 +172,8 @@ describe('applications', () => {
 
   it('staff reject with a reason the applicant sees; a reason is required; the applicant may withdraw while pending', async () => {
     const member = await seed(a).member({ tag: 'rejected' });
+    // This applicant reads Chinese: the decision mail is in Chinese.
+    await setup.database.query(`update account set locale = 'zh-CN' where id = $1`, [member.id]);
     const admin = await seed(a).staff('admin');
     const application = await submit(member);
     const noReason = await admin.web.graphql('mutation($id: ID!) { rejectEnterpriseApplication(id: $id, reason: "  ") { id } }', { id: application.id });
@@ -183,7 +185,9 @@ describe('applications', () => {
     expect(rejected.data?.rejectEnterpriseApplication).toMatchObject({ state: 'rejected', decisionNote: 'We could not verify the organisation.', organisationId: null });
     const seen = await member.web.graphql<{ enterpriseApplication: Application }>(`query($id: ID!) { enterpriseApplication(id: $id) { ${APPLICATION_FIELDS} } }`, { id: application.id });
     expect(seen.data?.enterpriseApplication.timeline.at(-1)).toEqual({ action: 'rejected', actorKind: 'staff', note: 'We could not verify the organisation.' });
-    expect(a.app.services.mailer.lastTo(member.email)?.text).toContain('We could not verify the organisation.');
+    const mail = a.app.services.mailer.lastTo(member.email)!;
+    expect(mail.text).toContain('We could not verify the organisation.');
+    expect(mail.subject).toContain('未获批准');
     const { rows } = await setup.database.query(`select action from audit_log where target_id = $1`, [application.id]);
     expect(rows).toEqual([{ action: 'application:reject' }]);
 
