@@ -382,6 +382,11 @@ describe('organisation keys', () => {
     expect((await models(b.url, outside.token)).status).toBe(403);
     // A spoofed X-Forwarded-For from an untrusted peer does not get it in.
     expect((await chat(a.url, outside.token, { 'x-forwarded-for': '203.0.113.9' })).status).toBe(403);
+    // Refused calls are neither "use" nor a connection.
+    await Promise.all([a, b].map((app) => app.app.services.lastUsed.flush()));
+    await Promise.all([a, b].map((app) => app.app.services.enterprise.flushConnections()));
+    const untouched = await setup.database.query('select k.last_used_at, (select count(*)::int from organisation_connection c where c.key_id = k.id) as connections from api_key k where id = $1', [outside.id]);
+    expect(untouched.rows[0]).toEqual({ last_used_at: null, connections: 0 });
     // Through a trusted proxy, the forwarded address counts.
     expect((await models(proxied.url, outside.token, { 'x-forwarded-for': '203.0.113.9' })).status).toBe(200);
 
