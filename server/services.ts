@@ -50,6 +50,9 @@ import { AuditLog } from './modules/audit/audit.service.ts';
 import { PlanAssignments } from './modules/plan/plan-assignment.service.ts';
 import { StaffService } from './modules/staff/staff.service.ts';
 import { StatsService } from './modules/staff/stats.service.ts';
+import { McpTools } from './modules/mcp/mcp.tools.ts';
+import { SearchExecutor, searchModelId } from './modules/search/search.executor.ts';
+import { createSearchService, type SearchService } from './modules/search/search.service.ts';
 
 export interface Services {
   config: Config;
@@ -110,6 +113,12 @@ export interface Services {
   staff: StaffService;
   /** The staff dashboard's figures from the ledger and orders, and the review queue's length. */
   stats: StatsService;
+  /** Hosted search as a library: the configured provider behind the short cache (no billing). */
+  search: SearchService;
+  /** `web_search` as a metered turn of svc-2.1-search: the MCP tool, the REST tool call and the chat model. */
+  searchExecutor: SearchExecutor;
+  /** The hosted MCP tools (`web_search`): their list, the discovery document and call planning. */
+  mcpTools: McpTools;
 }
 
 export function createServices(config: Config, db: Database, redis: RedisLayer, log: Logger): Services {
@@ -157,6 +166,10 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
   // The enterprise module's applications give the dashboard its review queue: pass `{ reviewQueue }` here
   // once it exists (any object with `reviewQueueSummary()`); until then the queue reads as empty.
   const stats = new StatsService(config, db, windows);
+  const search = createSearchService(config, db, redis, warn('search cache unavailable'));
+  const searchExecutor = new SearchExecutor(registry, search);
+  chatSurface.register(searchModelId, (body) => searchExecutor.planFromChat(body));
+  const mcpTools = new McpTools(config, searchExecutor);
 
   return {
     config,
@@ -179,6 +192,9 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
     planAssignments,
     staff: new StaffService(db, { audit, identity, planAssignments, usage, apiKeys, sessions }),
     stats,
+    search,
+    searchExecutor,
+    mcpTools,
     pools,
     windows,
     settlement,
