@@ -10,6 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { defaultPlans } from '../../../server/config/catalogue.ts';
 import { meteredCost } from '../../../server/metering/pricing.ts';
 import { TokenEstimate, tokenizer } from '../../../server/modules/gateway/token-estimate.ts';
 import { outputTokensBase, outputTokensPerResult } from '../../../server/modules/search/search.executor.ts';
@@ -408,6 +409,58 @@ describe('cache and instances', () => {
       await client.close();
     }
     expect(await ledgerRows(database, member.accountId, 2)).toHaveLength(2);
+  });
+});
+
+describe('limits, as for chat', () => {
+  let limited: TestApp;
+
+  beforeAll(async () => {
+    // Free: 3 requests a minute per account. Pro: a premium day pool smaller than one search's reservation.
+    const plans = {
+      ...defaultPlans,
+      free: { ...defaultPlans.free, requestsPerMinute: 3 },
+      pro: { ...defaultPlans.pro, pools: { ...defaultPlans.pro.pools, premium: { day: 0.001, week: 5, month: 15 } } },
+    };
+    limited = await startApp(mode.config, { config: { ...searchConfig(searxng.url), plans } });
+  });
+  afterAll(() => limited?.close());
+
+  const call = (key: string) =>
+    fetch(`${limited.url}/v1/mcp/tools/call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'web_search', arguments: { query: 'limited' } }),
+    });
+
+  it('the account rate limit holds across the REST call, MCP and the chat model: 429 rate_limited, provider not asked', async () => {
+    const member = await createMember(limited);
+    expect((await call(member.key)).headers.get('x-ratelimit-remaining')).toBe('2');
+    await member.client.chat.completions.create({ model: 'svc-2.1-search', messages: [{ role: 'user', content: 'limited' }] });
+    const client = await mcpClient(limited, member.key);
+    expect((await client.callTool({ name: 'web_search', arguments: { query: 'limited' } })).isError).toBeFalsy();
+    const before = searxng.requests.length;
+    const refused = await call(member.key);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).not.toBeNull();
+    expect(await refused.json()).toMatchObject({ code: 'rate_limited', stage: 'rate_limit' });
+    const viaMcp = await client.callTool({ name: 'web_search', arguments: { query: 'limited' } });
+    expect(viaMcp.isError).toBe(true);
+    expect((viaMcp.content as { text: string }[])[0]!.text).toMatch(/^web_search failed \(rate_limited\): /);
+    expect(searxng.requests.length).toBe(before);
+    await client.close();
+    expect(await ledgerRows(database, member.accountId, 3)).toHaveLength(3);
+  });
+
+  it('a search whose worst case does not fit the premium pools is 402 quota_exceeded before the provider is asked', async () => {
+    const member = await createMember(limited, { planPackage: 'pro' });
+    const before = searxng.requests.length;
+    const refused = await call(member.key);
+    expect(refused.status).toBe(402);
+    expect(await refused.json()).toMatchObject({ code: 'quota_exceeded', stage: 'quota' });
+    expect(searxng.requests.length).toBe(before);
+    await settled(limited);
+    expect(await ledgerRows(database, member.accountId, 0)).toEqual([]);
   });
 });
 
