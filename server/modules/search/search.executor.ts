@@ -39,6 +39,8 @@ export interface SearchCall {
   frame: SearchFrame;
   /** The output budget reserved, in tokens. */
   outputBudget: number;
+  /** The answer as returned (compact JSON, fitted to the budget), once there is one: what `measure` counts. */
+  json: string | null;
 }
 
 export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
@@ -103,7 +105,7 @@ export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
       stream: false,
       // A token is at least one byte.
       worstCase: { inputTokens: Buffer.byteLength(prepared.query), outputTokens: outputBudget },
-      call: { model: this.#model, prepared, frame, outputBudget },
+      call: { model: this.#model, prepared, frame, outputBudget, json: null },
     };
   }
 
@@ -129,26 +131,21 @@ export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
     const upstreamMs = performance.now() - turn.upstreamFrom;
     turn.deployment = this.#search.provider;
     const count = await tokenizer();
-    const estimate = () => new TokenEstimate(count);
-    const inputTokens = Math.min(estimate().count(call.prepared.query), turn.worstCase.inputTokens);
-    const { json, outputTokens } = fitToBudget(result, call.outputBudget, (text) => estimate().count(text));
-    turn.metered = { inputTokens, outputTokens, unit: { kind: 'search', quantity: 1 } } satisfies Metered;
+    call.json = fitToBudget(result, call.outputBudget, (text) => new TokenEstimate(count).count(text));
     const reply = exchange.reply;
-    if (reply === null || call.frame.kind === 'return') {
+    if (reply === null || call.frame.kind !== 'chat') {
+      // Counting the answer's tokens takes milliseconds: the tool frames leave it to settlement (`measure`),
+      // off the response path. The chat frame needs them now, for `usage`.
       turn.output = true;
+      if (reply !== null && call.frame.kind === 'tool') {
+        reply.headers(replyHeaders(turn, upstreamMs)).type('application/json').send(`{"ok":true,"name":${JSON.stringify(call.frame.name)},"result":${call.json}}`);
+      }
       return result;
     }
-    const headers = {
-      'x-svc-request-id': turn.traceId,
-      'x-request-id': turn.traceId,
-      'server-timing': serverTiming(turn, upstreamMs),
-      ...(turn.rate ? rateLimitHeaders(turn.rate) : {}),
-    };
+    const { inputTokens, outputTokens } = (turn.metered = await this.measure(turn, call));
+    const json = call.json;
+    const headers = replyHeaders(turn, upstreamMs);
     turn.output = true;
-    if (call.frame.kind === 'tool') {
-      reply.headers(headers).type('application/json').send(`{"ok":true,"name":${JSON.stringify(call.frame.name)},"result":${json}}`);
-      return result;
-    }
     const usage = { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens };
     const id = `chatcmpl-${randomBytes(12).toString('base64url')}`;
     const created = Math.floor(Date.now() / 1000);
@@ -175,13 +172,33 @@ export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
     reply.raw.end(text);
     return result;
   }
+
+  /** Input = the query's tokens; output = the returned JSON's tokens (nothing when there was no answer). */
+  async measure(turn: Turn, call: SearchCall): Promise<Metered> {
+    if (call.json === null) return { inputTokens: 0, outputTokens: 0 };
+    const count = await tokenizer();
+    return {
+      inputTokens: Math.min(new TokenEstimate(count).count(call.prepared.query), turn.worstCase.inputTokens),
+      outputTokens: Math.min(new TokenEstimate(count).count(call.json), call.outputBudget),
+      unit: { kind: 'search', quantity: 1 },
+    };
+  }
+}
+
+function replyHeaders(turn: Turn, upstreamMs: number): Record<string, string> {
+  return {
+    'x-svc-request-id': turn.traceId,
+    'x-request-id': turn.traceId,
+    'server-timing': serverTiming(turn, upstreamMs),
+    ...(turn.rate ? rateLimitHeaders(turn.rate) : {}),
+  };
 }
 
 /**
- * The answer's compact JSON and its tokens, within `budget`: past it, the page extracts go first, then
- * results from the lowest rank, each step with a warning. Mutates `result` to what is returned.
+ * The answer's compact JSON, within `budget` tokens: past it, the page extracts go first, then results
+ * from the lowest rank, each step with a warning. Mutates `result` to what is returned.
  */
-export function fitToBudget(result: SvcSearchV1, budget: number, count: (text: string) => number): { json: string; outputTokens: number } {
+export function fitToBudget(result: SvcSearchV1, budget: number, count: (text: string) => number): string {
   let json = JSON.stringify(result);
   // Bytes bound tokens from above: most answers need no counting to know they fit.
   let tokens = Buffer.byteLength(json) <= budget ? null : count(json);
@@ -202,7 +219,7 @@ export function fitToBudget(result: SvcSearchV1, budget: number, count: (text: s
     result.warnings.push(droppedWarning(dropped, budget));
     json = JSON.stringify(result);
   }
-  return { json, outputTokens: tokens ?? count(json) };
+  return json;
 }
 
 function droppedWarning(dropped: number, budget: number): string {
