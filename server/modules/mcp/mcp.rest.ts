@@ -79,11 +79,11 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   // The per-IP limit of a tools/call is charged by admission (see http/guards.ts); other messages charge it here.
   app.post(mcpPath, { config: { ipLimit: false } }, async (request, reply) => {
     checkOrigin(request);
-    const principal = await authenticate(request);
     const body = request.body;
     if ((body as { method?: unknown } | null)?.method !== 'tools/call') {
       await rateLimits.assert([{ key: `ip:${request.ip}`, limit: config.rateLimits.ipPerMinute, periodMs: 60_000 }], 'requests from your address');
     }
+    const principal = await authenticate(request);
     const clientId = request.headers['x-svc-request-id'];
     const server = createMcpServer(tools, pipeline, {
       principal,

@@ -464,6 +464,30 @@ describe('limits, as for chat', () => {
   });
 });
 
+describe('per-IP limit on the MCP endpoint', () => {
+  let tight: TestApp;
+  beforeAll(async () => {
+    tight = await startApp(mode.config, { config: { ...searchConfig(searxng.url), rateLimits: { ipPerMinute: 5 } } });
+  });
+  afterAll(() => tight?.close());
+
+  it('MCP messages that are not tool calls are charged to the address too, before authentication', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const response = await fetch(`${tight.url}/v1/mcp`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer svc_live_guessing', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list' }),
+      });
+      statuses.push(response.status);
+      if (response.status === 429) expect(await response.json()).toMatchObject({ code: 'rate_limited' });
+    }
+    expect(statuses[0]).toBe(401);
+    expect(statuses).toContain(429);
+    expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(6);
+  });
+});
+
 describe('embedded provider', () => {
   let embedded: TestApp;
   let corpus: string;
