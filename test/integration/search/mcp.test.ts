@@ -5,7 +5,8 @@
  * instances sharing it. Real PostgreSQL and Redis; the provider is the scripted SearXNG server, and the
  * embedded provider answers from a corpus the `svc` command ingests.
  */
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -16,7 +17,7 @@ import { TokenEstimate, tokenizer } from '../../../server/modules/gateway/token-
 import { outputTokensBase, outputTokensPerResult } from '../../../server/modules/search/search.executor.ts';
 import type { SvcSearchV1 } from '../../../server/modules/search/search.output.ts';
 import { startScriptedSearxng, type ScriptedSearxng } from '../../fixtures/scripted-searxng.ts';
-import { realMode, settled, startApp, type TestApp } from '../../helpers/app.ts';
+import { embeddedMode, realMode, settled, startApp, type TestApp } from '../../helpers/app.ts';
 import { assertSvcSearchV1 } from '../../helpers/search-schema.ts';
 import { createMember, ledgerRows, relaxedLimits, type LedgerRow, type Member } from '../gateway/harness.ts';
 import type { TestDatabase } from '../../helpers/database.ts';
@@ -514,5 +515,49 @@ describe('embedded provider', () => {
     expect(structured.results[0]).toMatchObject({ title: 'Installing svc', url: 'https://docs.example.com/guide/install.md', engine: 'embedded' });
     await client.close();
     expect(await ledgerRows(database, member.accountId, 1)).toHaveLength(1);
+  });
+});
+
+describe('embedded mode (PGlite, no Redis): the default a fresh npm start runs', () => {
+  let local: TestApp | undefined;
+  let embedded: ReturnType<typeof embeddedMode>;
+  let corpus: string;
+
+  beforeAll(async () => {
+    embedded = embeddedMode();
+    corpus = writeCorpus();
+    // PGlite allows one process per data directory: the operator ingests before starting the server.
+    const configFile = join(embedded.dataDir, 'svc.yaml');
+    writeFileSync(configFile, `database:\n  dataDir: ${JSON.stringify(embedded.dataDir)}\n`);
+    const run = await svc(['search', 'ingest', corpus, '--base-url', 'https://docs.example.com'], { SVC_CONFIG: configFile });
+    expect(run.code, run.stderr).toBe(0);
+    local = await startApp(embedded.config, { config: { search: { cacheSeconds: 60 } } });
+  });
+  afterAll(async () => {
+    await local?.close();
+    await embedded?.cleanup();
+    rmSync(corpus, { recursive: true, force: true });
+  });
+
+  it('searches the ingested corpus over MCP and REST, caches in process, and bills in the SQL pools', async () => {
+    const member = await createMember(local!);
+    const client = await mcpClient(local!, member.key);
+    const result = await client.callTool({ name: 'web_search', arguments: { query: 'pools per model class' } });
+    const structured = result.structuredContent as unknown as SvcSearchV1;
+    assertSvcSearchV1(structured);
+    expect(structured).toMatchObject({ provider: 'embedded', results: [{ title: 'quotas', url: 'https://docs.example.com/notes/quotas.txt' }] });
+    await client.close();
+    const again = await fetch(`${local!.url}/v1/mcp/tools/call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${member.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'web_search', arguments: { query: 'pools  per model class' } }),
+    });
+    expect(((await again.json()) as { result: SvcSearchV1 }).result.results).toEqual(structured.results);
+    await settled(local!);
+    const principal = await local!.app.services.identity.authenticateBearer(`Bearer ${member.key}`);
+    const report = await local!.app.services.usage.report(principal.payer);
+    expect(report.pools.find((pool) => pool.class === 'premium' && pool.window === 'day')!.used.amountMicros).toBeGreaterThan(0);
+    const history = await local!.app.services.usage.history(principal.payer, { first: 10, after: null });
+    expect(history.nodes).toHaveLength(2);
   });
 });
