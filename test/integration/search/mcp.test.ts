@@ -539,7 +539,7 @@ describe('embedded mode (PGlite, no Redis): the default a fresh npm start runs',
     rmSync(corpus, { recursive: true, force: true });
   });
 
-  it('searches the ingested corpus over MCP and REST, caches in process, and bills in the SQL pools', async () => {
+  it('searches the ingested corpus over MCP and REST and bills both in the SQL pools', async () => {
     const member = await createMember(local!);
     const client = await mcpClient(local!, member.key);
     const result = await client.callTool({ name: 'web_search', arguments: { query: 'pools per model class' } });
