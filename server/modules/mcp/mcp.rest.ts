@@ -8,7 +8,7 @@
  * - `/.well-known/oauth-protected-resource` (RFC 9728), which every 401 here names in `WWW-Authenticate`.
  *
  * A browser page on a foreign origin may not drive the MCP endpoint (MCP's DNS-rebinding rule): a request
- * carrying `Origin` must come from svc's own origins or the configured `gateway.cors.origins`.
+ * carrying `Origin` must come from `server.baseUrl`, `server.webUrl` or the configured `gateway.cors.origins`.
  */
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -36,9 +36,8 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   const authenticate = (request: FastifyRequest): Promise<Principal> => identity.authenticateBearer(request.headers.authorization).catch(withChallenge);
   const checkOrigin = (request: FastifyRequest) => {
     const origin = request.headers.origin;
-    if (origin === undefined) return;
-    const own = `${request.protocol}://${request.host}`.toLowerCase();
-    if (origin.toLowerCase() === own || ownOrigins.has(origin.toLowerCase())) return;
+    // Not the request's own Host: under DNS rebinding a foreign page's Host is its own name too.
+    if (origin === undefined || ownOrigins.has(origin.toLowerCase())) return;
     throw new AppError('forbidden', bilingual('Requests from origin {origin} may not use the MCP endpoint.', '来源 {origin} 的请求不得使用 MCP 端点。', { origin: JSON.stringify(origin.slice(0, 200)) }), {
       stage: 'auth',
     });

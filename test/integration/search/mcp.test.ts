@@ -153,6 +153,8 @@ describe('MCP (Streamable HTTP, official SDK client)', () => {
     const foreign = await post('https://evil.example');
     expect(foreign.status).toBe(403);
     expect(await foreign.json()).toMatchObject({ code: 'forbidden' });
+    // Another name for the same address (what a DNS-rebinding page would send) is foreign too.
+    expect((await post(app.url.replace('127.0.0.1', 'localhost'))).status).toBe(403);
     const own = await post(app.url);
     expect(own.status).toBe(200);
     expect(((await own.json()) as { result: { tools: { name: string }[] } }).result.tools[0]!.name).toBe('web_search');
