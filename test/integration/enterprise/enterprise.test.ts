@@ -465,6 +465,18 @@ describe('organisation keys', () => {
 });
 
 describe('members', () => {
+  it('an owner cannot send invitations without end: 50 an hour per organisation, then 429', async () => {
+    const { owner, organisationId } = await organisationOwner();
+    const invite = (n: number) =>
+      owner.web.graphql('mutation($org: ID!, $email: String!) { inviteOrganisationMember(organisationId: $org, email: $email) { invitation { id } } }', {
+        org: organisationId,
+        email: `flood-${n}-${organisationId.slice(0, 8)}@example.com`,
+      });
+    for (let n = 0; n < 50; n++) expect((await invite(n)).errors, `invitation ${n}`).toBeUndefined();
+    const refused = await invite(50);
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'rate_limited', status: 429 });
+  });
+
   it('an existing account whose address is not verified gets an invitation, taken up once it verifies', async () => {
     const { owner, organisationId } = await organisationOwner();
     const unverified = await seed(a).member({ tag: 'unverified' });
