@@ -494,6 +494,20 @@ builder.subscriptionField('organisationConnectionsChanged', (t) =>
   }),
 );
 
+builder.subscriptionField('organisationUsageUpdated', (t) =>
+  t.field({
+    type: UsageRef,
+    authScopes: { signedIn: true },
+    description: "The organisation's usage, now and again whenever one of its keys' requests is admitted or settled on any server (as usageUpdated does for you).",
+    args: { organisationId: t.arg.id({ required: true, description: 'Organisation id.' }) },
+    subscribe: async (_root, args, { principal, services }) => {
+      await services.enterprise.assertCanRead(principal, String(args.organisationId));
+      return services.usage.events.watch(String(args.organisationId));
+    },
+    resolve: (_event, args, { principal, services }) => services.enterprise.usage(principal, String(args.organisationId)),
+  }),
+);
+
 const AccountKindEnum = builder.enumType('AccountKind', {
   description: 'What an account is.',
   values: {
