@@ -225,7 +225,11 @@ OrganisationRef.implement({
     packageId: t.exposeString('packageId', { description: 'Its plan package (default enterprise; staff may change it with setAccountPackage).' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created (approval).' }),
     disabled: t.exposeBoolean('disabled', { description: 'Disabled by staff: its keys are refused.' }),
-    viewerRole: t.expose('viewerRole', { type: OrganisationRoleEnum, nullable: true, description: 'Your role in it; null when staff look at it.' }),
+    viewerRole: t.expose('viewerRole', {
+      type: OrganisationRoleEnum,
+      nullable: true,
+      description: "Your role in it; null when staff who are not members look at it. Under Account.organisations: that account's role.",
+    }),
     viewerCanManageKeys: t.boolean({
       description: 'Whether you may mint and revoke its keys (owner and admins, from a web session).',
       resolve: (organisation, _args, { principal }) =>
