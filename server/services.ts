@@ -173,7 +173,7 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
   chatSurface.register(searchModelId, (body) => searchExecutor.planFromChat(body));
   const mcpTools = new McpTools(config, searchExecutor);
   const enterpriseEvents = new EnterpriseEvents(createPubSubFor(redis, warn('enterprise event fan-out failed')), redis.keyPrefix);
-  const connectionRecorder = new ConnectionRecorder(db, enterpriseEvents, warn('could not record connecting IPs'));
+  const connectionRecorder = new ConnectionRecorder(db, redis.redis, enterpriseEvents, warn('could not record connecting IPs'));
   const enterprise = new EnterpriseService(config, db, { identity, audit, mailer, plans, usage, events: enterpriseEvents, connections: connectionRecorder, throttle, warn });
   // The enterprise module's applications give the dashboard its review queue.
   const stats = new StatsService(config, db, windows, { reviewQueue: enterprise });
@@ -224,6 +224,7 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
       media.start();
       // Time-limited packages return to Free on time (every instance runs it; each expired row is taken once).
       planAssignments.start();
+      connectionRecorder.start();
     },
     async close() {
       await closeWithin(log, 'plan package expiry', () => planAssignments.close());
