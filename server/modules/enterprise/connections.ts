@@ -118,8 +118,9 @@ export class ConnectionRecorder {
     try {
       taken = await this.#redis.svcConnectionTake(3, countsKey, firstKey, lastKey);
     } catch (error) {
-      for (const entry of batch) this.#remember(entry);
-      throw error;
+      // Redis is away: what this instance counted in memory meanwhile is still written.
+      this.#onError(error);
+      return batch;
     }
     if (taken.length === 0) return batch;
     const [counts, firsts, lasts] = taken;
