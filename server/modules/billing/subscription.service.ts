@@ -414,13 +414,14 @@ export class SubscriptionService {
     await this.#audit(tx, `order:${order.state === 'failed' ? 'fail' : 'expire'}`, order.id, { state: 'created' }, { state: order.state }, null, 'order');
   }
 
-  #changed(order: OrderView, _from: OrderState): void {
+  async #changed(order: OrderView, _from: OrderState): Promise<void> {
+    if (order.state === 'paid' || order.state === 'refunded') {
+      // Every instance drops the account's cached credentials before the provider hears "ok".
+      await this.#announce(order.accountId).catch((error: unknown) => this.#deps.log.warn({ err: (error as Error).message, orderId: order.id }, 'package change announcement failed'));
+      // The receipt does not hold the ack up.
+      void this.#mail(order).catch((error: unknown) => this.#deps.log.warn({ err: (error as Error).message, orderId: order.id }, 'receipt not sent'));
+    }
     this.#deps.orderChanged?.(order);
-    if (order.state !== 'paid' && order.state !== 'refunded') return;
-    void (async () => {
-      await this.#announce(order.accountId);
-      await this.#mail(order);
-    })().catch((error: unknown) => this.#deps.log.warn({ err: (error as Error).message, orderId: order.id }, 'after-payment step failed'));
   }
 
   async #announce(accountId: string): Promise<void> {
