@@ -497,3 +497,73 @@ describe('GraphQL and staff', () => {
     ]);
   });
 });
+
+describe('REST for staff, and what members may not do', () => {
+  it('support looks an order up by provider trade number and re-queries it; members get 403; the audit log has each change', async () => {
+    const member = await seed(a).member({ tag: 'rest-staff' });
+    const { order } = await checkout(member, { packageId: 'max_x20', provider: 'alipay', currency: 'CNY' });
+    const trade = alipay.pay(order.id, order.amount);
+    const support = await seed(a).staff('support');
+    expect((await member.web.fetch(`/api/membership/staff/orders/${order.id}`)).status).toBe(403);
+    expect((await member.web.fetch(`/api/membership/staff/orders/${order.id}/requery`, { method: 'POST' })).status).toBe(403);
+
+    const requery = await support.web.fetch(`/api/membership/staff/orders/${order.id}/requery`, { method: 'POST' });
+    expect(await requery.json()).toMatchObject({ ok: true, result: 'paid', order: { id: order.id, state: 'paid', providerTradeNo: trade.tradeNo } });
+    const byTrade = await support.web.fetch(`/api/membership/staff/orders/${trade.tradeNo}`);
+    expect(await byTrade.json()).toMatchObject({ ok: true, order: { id: order.id, accountId: member.id, notices: [{ source: 'query', outcome: 'applied', verified: true }] } });
+    const list = (await (await support.web.fetch(`/api/membership/staff/orders?accountId=${member.id}`)).json()) as { orders: { id: string }[] };
+    expect(list.orders.map((row) => row.id)).toEqual([order.id]);
+    expect((await support.web.fetch('/api/membership/staff/orders?accountId=nope')).status).toBe(400);
+    expect((await support.web.fetch('/api/membership/staff/orders/svcNoSuchOrder')).status).toBe(404);
+    // Refunds are for admins.
+    expect((await support.web.fetch(`/api/membership/staff/orders/${order.id}/refund`, { body: { reason: 'asked' } })).status).toBe(403);
+    const admin = await seed(a).staff('admin');
+    const refunded = await admin.web.fetch(`/api/membership/staff/orders/${order.id}/refund`, { body: { reason: 'asked for it' } });
+    expect(await refunded.json()).toMatchObject({ ok: true, order: { state: 'refunded', refundReason: 'asked for it' } });
+    expect(alipay.trades.get(order.id)!.refunds.get(`${order.id}R1`)).toBe(order.amount);
+    expect((await admin.web.fetch(`/api/membership/staff/orders/${order.id}/refund`, { body: { reason: 'again' } })).status).toBe(409);
+    expect(await accountPackage(member.id)).toBe('free');
+    const { rows } = await setup.database.query(`select action from audit_log where target_id = $1 order by id`, [order.id]);
+    expect(rows.map((row) => (row as { action: string }).action)).toEqual(['order:create', 'order:paid', 'order:requery', 'order:refund']);
+    const accountRows = await setup.database.query(`select action, reason from audit_log where target_id = $1 order by id`, [member.id]);
+    expect(accountRows.rows.map((row) => (row as { action: string }).action)).toEqual(['subscription:start', 'account:set-package', 'subscription:refund', 'account:set-package']);
+  });
+
+  it('an upgrade is paid in the currency of the current period', async () => {
+    const member = await seed(a).member({ tag: 'currency' });
+    const { order } = await checkout(member, { packageId: 'pro', provider: 'alipay', currency: 'CNY' });
+    expect((await notify(a, 'alipay', alipayPaid(order))).body).toBe('success');
+    const card = await member.web.fetch('/api/membership/checkout', { body: { packageId: 'max_x5', provider: 'stripe', currency: 'USD' } });
+    expect(card.status).toBe(400);
+    expect(await card.json()).toMatchObject({ code: 'invalid_request', error: { param: 'currency' } });
+    const quote = (await (await member.web.fetch('/api/membership/checkout/quote?packageId=max_x5&currency=CNY')).json()) as { quote: { kind: string; creditMinor: number; amountDueMinor: number } };
+    expect(quote.quote.kind).toBe('upgrade');
+    expect(quote.quote.creditMinor + quote.quote.amountDueMinor).toBe(13_800);
+  });
+
+  it('orderUpdated refuses another member’s order', async () => {
+    const owner = await seed(a).member({ tag: 'owner' });
+    const { order } = await checkout(owner, { packageId: 'pro', provider: 'sandbox', currency: 'USD' });
+    const other = await seed(a).member({ tag: 'other' });
+    const headers = { cookie: `svc_membership_session=${other.web.cookie}`, origin: a.url };
+    const CookieSocket = class extends WebSocket {
+      constructor(address: string, protocols?: string | string[]) {
+        super(address, protocols, { headers });
+      }
+    };
+    const client = createClient({ url: `${a.url.replace('http', 'ws')}/graphql`, webSocketImpl: CookieSocket, retryAttempts: 0 });
+    try {
+      const outcome = await new Promise<unknown>((resolve) => {
+        client.subscribe(
+          { query: 'subscription($id: ID!) { orderUpdated(orderId: $id) { id state } }', variables: { id: order.id } },
+          { next: (result) => resolve(result), error: (error) => resolve(error), complete: () => resolve('complete') },
+        );
+      });
+      expect(JSON.stringify(outcome)).toContain('not_found');
+    } finally {
+      await client.dispose();
+    }
+    // And the sandbox pay endpoint refuses it too.
+    expect((await other.web.fetch(`/api/membership/payments/sandbox/${order.id}/pay`, { method: 'POST' })).status).toBe(404);
+  });
+});
