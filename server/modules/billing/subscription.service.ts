@@ -392,7 +392,8 @@ export class SubscriptionService {
       } else {
         next = { ...term, next: null };
       }
-    } else if (term.packageId === order.packageId) {
+    } else if (term.packageId === order.packageId && (order.id === row.lastOrderId || (order.paidAt !== null && order.paidAt.getTime() >= term.periodStart.getTime()))) {
+      // Only a month of the running term: an order of a term that already ended was used up.
       const end = addMonths(term.periodEnd, -1, this.#timeZone, term.anchorDay);
       next = end.getTime() <= now.getTime() ? null : { ...term, periodEnd: end, paidMinor: Math.max(0, term.paidMinor - (term.currency === order.currency ? order.amountMinor : 0)) };
     } else {

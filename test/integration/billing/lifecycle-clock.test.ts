@@ -208,3 +208,29 @@ describe('credits are spent once', () => {
     expect(view.currentPeriodEnd.getTime()).toBe(Date.parse('2027-05-17T00:00:00.000Z') + Number((BigInt(month) * 10_090n) / 28_300n));
   });
 });
+
+describe('refunds take back the month they bought', () => {
+  it('refunding a renewal shortens the term by a month; refunding the order that started it returns to Free; an order of an ended term changes nothing', async () => {
+    const svc = await instance('Asia/Shanghai');
+    const account = await svc.member();
+    // An old term: January, ended.
+    const old = await svc.buy(account, 'pro', '2027-01-10T00:00:00.000Z');
+    expect(await svc.subscriptions.runPeriodEnd(new Date('2027-02-10T00:00:00.000Z'))).toBe(1);
+    // A new term in March, renewed once: through May 1.
+    const start = await svc.buy(account, 'pro', '2027-03-01T00:00:00.000Z');
+    const renewal = await svc.buy(account, 'pro', '2027-03-05T00:00:00.000Z');
+    expect(await svc.subscriptions.view(account)).toMatchObject({ currentPeriodEnd: new Date('2027-05-01T00:00:00.000Z'), paidMinor: 13_000 });
+
+    svc.clock.now = Date.parse('2027-03-10T00:00:00.000Z');
+    await svc.orders.refund(old.order.id, { reason: 'old complaint' });
+    expect(await svc.subscriptions.view(account)).toMatchObject({ currentPeriodEnd: new Date('2027-05-01T00:00:00.000Z'), paidMinor: 13_000 });
+
+    await svc.orders.refund(renewal.order.id, { reason: 'bought twice' });
+    expect(await svc.subscriptions.view(account)).toMatchObject({ packageId: 'pro', state: 'active', currentPeriodEnd: new Date('2027-04-01T00:00:00.000Z'), paidMinor: 6500 });
+    expect(await svc.packageOf(account)).toEqual({ planPackage: 'pro', until: '2027-04-01T00:00:00.000Z' });
+
+    await svc.orders.refund(start.order.id, { reason: 'changed my mind' });
+    expect(await svc.subscriptions.view(account)).toMatchObject({ state: 'expired' });
+    expect(await svc.packageOf(account)).toEqual({ planPackage: 'free', until: null });
+  });
+});
