@@ -600,3 +600,12 @@ describe('the sandbox over GraphQL', () => {
     ]);
   });
 });
+
+describe('the reconciliation lease', () => {
+  it('two instances starting a round at once: one of them reconciles', async () => {
+    const runs = await Promise.all([a.app.services.billingJobs.runOnce(), b.app.services.billingJobs.runOnce()]);
+    expect(runs.filter((run) => run.reconcile !== null).length).toBeLessThanOrEqual(1);
+    // The lease is released after the round: the next round runs.
+    expect((await jobRound(a, new Date())).checked).toBeGreaterThanOrEqual(0);
+  });
+});
