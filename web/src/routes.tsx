@@ -21,6 +21,10 @@ import { AdminLayout } from './modules/staff/components/admin-layout.tsx';
 import { AdminNotFoundPage, ApplicationsPlaceholderPage } from './modules/staff/components/admin-placeholder-pages.tsx';
 import { AuditPage } from './modules/staff/components/audit-page.tsx';
 import { DashboardPage } from './modules/staff/components/dashboard-page.tsx';
+import { BillingPage } from './modules/billing/components/billing-page.tsx';
+import { CheckoutPage } from './modules/billing/components/checkout-page.tsx';
+import { ReceiptPage } from './modules/billing/components/receipt-page.tsx';
+import { OrdersPage } from './modules/staff/components/orders-page.tsx';
 
 export const routes: RouteObject[] = [
   {
@@ -37,6 +41,8 @@ export const routes: RouteObject[] = [
           { path: 'audit', element: <AuditPage /> },
           // The review queue (`applications`, `applications/:id`) is the enterprise module's: replace this entry.
           { path: 'applications/*', element: <ApplicationsPlaceholderPage /> },
+          { path: 'orders', element: <OrdersPage /> },
+          { path: 'orders/:id', element: <OrdersPage /> },
           { path: '*', element: <AdminNotFoundPage /> },
         ],
       },
@@ -58,6 +64,9 @@ export const routes: RouteObject[] = [
           { path: 'account/usage', element: <UsagePage /> },
           { path: 'device', element: <DevicePage /> },
           { path: 'enterprise/*', element: <NotAvailablePage page="enterprise" /> },
+          { path: 'account/billing', element: <BillingPage /> },
+          { path: 'account/billing/orders/:orderId', element: <ReceiptPage /> },
+          { path: 'checkout/:orderId', element: <CheckoutPage /> },
           { path: '*', element: <NotFoundPage /> },
         ],
       },

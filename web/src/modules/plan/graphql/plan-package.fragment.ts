@@ -17,6 +17,8 @@ export interface PlanPackageFragment {
   interval: string;
   multiplier: number;
   price: MoneyFragment;
+  /** What checkout charges per currency (`packages[].prices`); empty for a package that cannot be bought. */
+  prices: MoneyFragment[];
   pools: PoolFragment[];
 }
 
@@ -27,6 +29,9 @@ export const PLAN_PACKAGE_FRAGMENT: TypedDocumentNode<PlanPackageFragment> = gql
     interval
     multiplier
     price {
+      ...MoneyFragment
+    }
+    prices {
       ...MoneyFragment
     }
     pools {
