@@ -61,6 +61,8 @@ async function openBrowser(locale: string): Promise<{ page: Page; context: Brows
 const allowedWords = new Set([
   'svc', 'Pro', 'Max', 'x5', 'x20', 'OpenAI', 'API', 'SDK', 'ID', 'JSON', 'RFC', 'Node', 'Node.js', 'Python', 'npm', 'pip', 'openai', 'curl',
   'Chat', 'Completions', 'Markdown', 'tokens', 'token', 'USD', 'UTC', 'Bearer', 'HTTP', 'IP', 'Chrome', 'Linux', 'English',
+  // Payment brands, named as they name themselves (the order lookup's placeholder, the card option's note).
+  'Stripe', 'Visa', 'Mastercard',
 ]);
 const allowedPatterns = [
   /^svc[-_][\w.-]*$/, // model ids (svc-2.1-fast), key prefixes (svc_live_), client names (svc-cli)
@@ -166,6 +168,28 @@ describe('Chinese web app', () => {
       await expect.poll(() => page.locator('[role="meter"]').count()).toBe(6);
       expect(await page.locator('[data-pool="fast-day"] .gauge__meta').innerText()).toMatch(/\d+(小时|分钟)/);
       await expectChinese(page, 'usage');
+
+      // Billing and checkout: the period, the plans to move to, an order paid in the sandbox, its receipt.
+      await page.goto('/pricing');
+      await page.locator('.plan-card[data-plan="pro"] [data-upgrade="pro"]').click();
+      await page.getByRole('dialog').locator('.pay-option').first().waitFor();
+      await expectChinese(page, 'upgrade-dialog');
+      await page.getByRole('dialog').locator('.pay-option[data-currency="CNY"]').click();
+      await page.getByRole('dialog').getByRole('button', { name: '去付款' }).click();
+      await page.waitForURL(/\/checkout\//);
+      const orderId = page.url().split('/').pop()!;
+      await page.locator('[data-live="live"]').waitFor();
+      await expectChinese(page, 'checkout');
+      await page.getByRole('button', { name: '支付 ¥65.00' }).click();
+      await page.getByRole('heading', { name: '已收到付款' }).waitFor();
+      await expectChinese(page, 'checkout-paid');
+      await page.goto('/account/billing');
+      await page.locator(`tr[data-order="${orderId}"]`).waitFor();
+      await page.getByTestId('period-end').waitFor();
+      await expectChinese(page, 'billing');
+      await page.goto(`/account/billing/orders/${orderId}`);
+      await page.locator('.order-summary').waitFor();
+      await expectChinese(page, 'receipt');
 
       const started = await (await fetch(`${testApp.url}/api/membership/auth/device/start`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client: 'svc-cli' }) })).json() as { verification_uri_complete: string; user_code: string };
       const device = new URL(started.verification_uri_complete);
@@ -295,6 +319,15 @@ describe('Chinese web app', () => {
       await page.waitForURL('**/admin/audit?action=account%3Aset-package');
       await expect.poll(() => page.locator('.audit-table tbody tr').count()).toBe(1);
       await expectChinese(page, 'admin-audit');
+
+      const seeded = (await database.query(`select id from billing_order where account_id = $1 and state = 'refunded'`, [member.id])).rows[0] as { id: string };
+      await nav().getByRole('link', { name: '订单' }).click();
+      await page.getByRole('heading', { level: 1, name: '订单' }).waitFor();
+      await expectChinese(page, 'admin-orders');
+      await page.goto(`/admin/orders/${seeded.id}`);
+      await page.locator(`[data-order="${seeded.id}"]`).waitFor();
+      await page.locator('.admin-section .state, .admin-section .audit-table').first().waitFor();
+      await expectChinese(page, 'admin-order');
 
       // The same pages in English, for comparison: the switch in the admin bar stores the choice.
       await page.getByLabel('语言').selectOption('en');
