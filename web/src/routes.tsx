@@ -3,7 +3,7 @@
  * `pageRoutes`); a new page replaces its placeholder entry here, e.g. `account` with the account module's
  * page component. The admin app (`/admin/*`) has its own frame instead of the site's header and footer.
  */
-import type { RouteObject } from 'react-router';
+import { Navigate, useParams, type RouteObject } from 'react-router';
 import { AccountPage } from './modules/account/components/account-page.tsx';
 import { DevicePage } from './modules/device/components/device-page.tsx';
 import { MediaDocsPage } from './modules/docs/components/media-page.tsx';
@@ -67,9 +67,17 @@ export const routes: RouteObject[] = [
           { path: 'account/billing', element: <BillingPage /> },
           { path: 'account/billing/orders/:orderId', element: <ReceiptPage /> },
           { path: 'checkout/:orderId', element: <CheckoutPage /> },
+          // Where providers send the payer (the sandbox's pay page, the default return URL): the live checkout page.
+          { path: 'payments/sandbox/:orderId', element: <ToCheckout /> },
+          { path: 'account/orders/:orderId', element: <ToCheckout /> },
           { path: '*', element: <NotFoundPage /> },
         ],
       },
     ],
   },
 ];
+
+function ToCheckout() {
+  const { orderId = '' } = useParams();
+  return <Navigate to={`/checkout/${encodeURIComponent(orderId)}`} replace />;
+}

@@ -14,14 +14,15 @@ export function AccountPlanSection({ packageId }: { packageId: string }) {
   const id = useId();
   const { data } = useQuery(SUBSCRIPTION_QUERY);
   const subscription = data?.subscription;
-  const end = subscription?.currentPeriodEnd && subscription.packageId !== 'free' ? format.dateTime(subscription.currentPeriodEnd) : null;
+  const running = subscription && subscription.state !== 'expired' ? subscription : null;
+  const end = running ? format.dateTime(running.currentPeriodEnd) : null;
   return (
     <section className="section" aria-labelledby={`${id}-heading`} data-testid="account-plan">
       <div className="section__head">
         <h2 id={`${id}-heading`}>{t('account.heading')}</h2>
-        {end && <p className="muted">{subscription?.cancelAtPeriodEnd ? t('account.ending', { date: end }) : t('account.until', { date: end })}</p>}
+        {end && <p className="muted">{running?.cancelAtPeriodEnd ? t('account.ending', { date: end }) : t('account.until', { date: end })}</p>}
       </div>
-      <PlanOptions currentPackage={subscription?.packageId ?? packageId} />
+      <PlanOptions currentPackage={running?.packageId ?? packageId} />
       <p>
         <Link to="/account/billing">{t('account.billingLink')}</Link>
       </p>

@@ -68,7 +68,7 @@ function CurrentPeriod() {
           <PeriodFacts subscription={subscription ?? null} />
           <div className="period-card__change">
             <h3>{t('billing.period.change')}</h3>
-            <PlanOptions currentPackage={subscription?.packageId ?? 'free'} />
+            <PlanOptions currentPackage={subscription && subscription.state !== 'expired' ? subscription.packageId : 'free'} />
           </div>
         </div>
       )}
@@ -94,8 +94,8 @@ function PeriodFacts({ subscription }: { subscription: SubscriptionFragment | nu
       setProblem(caught);
     }
   };
-  const paid = subscription && subscription.currentPeriodEnd && subscription.packageId !== 'free';
-  if (!paid) {
+  const running = subscription && subscription.state !== 'expired' && subscription.packageId !== 'free';
+  if (!running) {
     return (
       <div className="period-card__facts">
         <p className="lead">
@@ -105,7 +105,7 @@ function PeriodFacts({ subscription }: { subscription: SubscriptionFragment | nu
       </div>
     );
   }
-  const end = format.dateTime(subscription.currentPeriodEnd!);
+  const end = format.dateTime(subscription.currentPeriodEnd);
   return (
     <div className="period-card__facts">
       <p className="lead">
@@ -123,6 +123,11 @@ function PeriodFacts({ subscription }: { subscription: SubscriptionFragment | nu
           <dd data-testid="period-end">{end}</dd>
         </div>
       </dl>
+      {subscription.nextPackageId && !subscription.cancelAtPeriodEnd && (
+        <p className="callout callout--info" data-testid="next-package">
+          {t('billing.period.next', { plan: packageName(subscription.nextPackageId), date: end })}
+        </p>
+      )}
       {subscription.cancelAtPeriodEnd ? (
         <>
           <p className="callout callout--warn" data-testid="cancel-at-period-end">
@@ -186,7 +191,16 @@ function Orders() {
   );
 }
 
-export function OrdersTable({ orders, link = (order) => (order.state === 'created' ? `/checkout/${order.id}` : `/account/billing/orders/${order.id}`) }: { orders: OrderFragment[]; link?: (order: OrderFragment) => string }) {
+export function OrdersTable({
+  orders,
+  link = (order) => (order.state === 'created' ? `/checkout/${order.id}` : `/account/billing/orders/${order.id}`),
+  staff = false,
+}: {
+  orders: OrderFragment[];
+  link?: (order: OrderFragment) => string;
+  /** In the admin app: every row opens the order's staff page. */
+  staff?: boolean;
+}) {
   const { t } = useTranslation('billing');
   const format = useFormat();
   const text = useBillingText();
@@ -219,7 +233,7 @@ export function OrdersTable({ orders, link = (order) => (order.state === 'create
                 <StateBadge state={order.state} />
               </td>
               <td className="data-table__actions">
-                <Link to={link(order)}>{order.state === 'created' ? t('billing.orders.pay') : t('billing.orders.receipt')}</Link>
+                <Link to={link(order)}>{staff ? t('billing.orders.details') : order.state === 'created' ? t('billing.orders.pay') : t('billing.orders.receipt')}</Link>
               </td>
             </tr>
           ))}

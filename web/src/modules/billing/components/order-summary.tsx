@@ -3,8 +3,9 @@ import { useTranslation } from 'react-i18next';
 import { useFormat } from '../../../lib/format.ts';
 import { usePackageName } from '../../plan/components/plan-labels.ts';
 import type { OrderFragment } from '../graphql/order.fragment.ts';
-import { StateBadge } from './state-badge.tsx';
 import { useBillingText } from './labels.ts';
+import { minorAmount } from './minor.ts';
+import { StateBadge } from './state-badge.tsx';
 
 export function OrderSummary({ order, detailed = false }: { order: OrderFragment; detailed?: boolean }) {
   const { t } = useTranslation('billing');
@@ -12,7 +13,8 @@ export function OrderSummary({ order, detailed = false }: { order: OrderFragment
   const text = useBillingText();
   const packageName = usePackageName();
   const money = (amount: string) => format.money({ amount, currency: order.currency });
-  const credited = Number(order.creditAmount) > 0;
+  const minor = (value: number) => money(minorAmount(value, order.currency));
+  const credited = order.creditMinor > 0;
   return (
     <section className="order-summary" aria-label={t('summary.label')} data-order={order.id} data-state={order.state}>
       <div className="order-summary__head">
@@ -24,11 +26,11 @@ export function OrderSummary({ order, detailed = false }: { order: OrderFragment
           <>
             <div>
               <dt>{t('summary.list')}</dt>
-              <dd>{money(order.listAmount)}</dd>
+              <dd>{minor(order.listMinor)}</dd>
             </div>
             <div>
               <dt>{t('summary.credit')}</dt>
-              <dd>{t('summary.minus', { amount: money(order.creditAmount) })}</dd>
+              <dd>{t('summary.minus', { amount: minor(order.creditMinor) })}</dd>
             </div>
           </>
         )}

@@ -4,16 +4,19 @@
  * when it is on) — opens the order (`checkout`) and goes to `/checkout/<order>`. Signed out, it leads to
  * the account page instead.
  */
-import { useMutation } from '@apollo/client/react';
+import { useMutation, useQuery } from '@apollo/client/react';
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate } from 'react-router';
 import { useErrorMessage } from '../../../lib/error-message.ts';
 import { useFormat } from '../../../lib/format.ts';
-import type { MoneyFragment } from '../../money/graphql/money.fragment.ts';
+import type { PackagePriceFragment } from '../../plan/graphql/plan-package.fragment.ts';
 import { CHECKOUT } from '../graphql/checkout.mutation.ts';
+import { CHECKOUT_QUOTE_QUERY } from '../graphql/checkout-quote.query.ts';
+import { SUBSCRIPTION_QUERY } from '../graphql/subscription.query.ts';
 import { usePaymentProviders } from '../hooks/use-payment-providers.ts';
 import { useBillingText } from './labels.ts';
+import { minorAmount } from './minor.ts';
 import { paymentOptions } from './payment-options.ts';
 import './billing.css';
 
@@ -21,7 +24,7 @@ export interface UpgradeTarget {
   packageId: string;
   /** The package as people know it ("Pro", "Max x5"). */
   name: string;
-  prices: MoneyFragment[];
+  prices: PackagePriceFragment[];
 }
 
 export type UpgradeKind = 'upgrade' | 'switch' | 'renew';
@@ -56,7 +59,11 @@ function UpgradeDialog({ target, kind, onClose }: { target: UpgradeTarget; kind:
   const id = useId();
   const dialog = useRef<HTMLDialogElement>(null);
   const { providers, error } = usePaymentProviders();
-  const options = providers ? paymentOptions(target.prices, providers) : undefined;
+  const { data: term } = useQuery(SUBSCRIPTION_QUERY);
+  // A running period fixes the currency: upgrades and renewals are paid in the one it was paid in.
+  const running = term?.subscription && term.subscription.state !== 'expired' && Date.parse(term.subscription.currentPeriodEnd) > Date.now() ? term.subscription : null;
+  const prices = running ? target.prices.filter((price) => price.currency === running.currency) : target.prices;
+  const options = providers && term !== undefined ? paymentOptions(prices, providers) : undefined;
   const [choice, setChoice] = useState<number>(0);
   const [checkout, state] = useMutation(CHECKOUT);
   const [problem, setProblem] = useState<unknown>(null);
@@ -120,6 +127,8 @@ function UpgradeDialog({ target, kind, onClose }: { target: UpgradeTarget; kind:
             ))}
           </fieldset>
         )}
+        {running && options && <p className="muted pay-options__fine">{t('upgrade.currencyLocked', { currency: running.currency })}</p>}
+        {options?.[choice] && <Quote packageId={target.packageId} currency={options[choice].price.currency} />}
         {options && options.length > 0 && <p className="muted pay-options__fine">{t(`upgrade.fine.${kind}`)}</p>}
         {problem !== null && (
           <p className="form__error" role="alert">
@@ -136,5 +145,34 @@ function UpgradeDialog({ target, kind, onClose }: { target: UpgradeTarget; kind:
         </div>
       </form>
     </dialog>
+  );
+}
+
+/** What the order will charge now, as the server computes it (credit for the unused period included). */
+function Quote({ packageId, currency }: { packageId: string; currency: string }) {
+  const { t } = useTranslation('billing');
+  const format = useFormat();
+  const errorMessage = useErrorMessage();
+  const { data, error } = useQuery(CHECKOUT_QUOTE_QUERY, { variables: { packageId, currency } });
+  if (error) {
+    return (
+      <p className="form__error" role="alert">
+        {errorMessage(error)}
+      </p>
+    );
+  }
+  const quote = data?.checkoutQuote;
+  if (!quote) return null;
+  const money = (amount: string) => format.money({ amount, currency: quote.currency });
+  return (
+    <div className="quote" data-testid="quote" data-kind={quote.kind}>
+      <p className="quote__due">{t('upgrade.quote.due', { amount: money(quote.amountDue) })}</p>
+      {quote.creditMinor > 0 && (
+        <p className="muted">
+          {t('upgrade.quote.credit', { list: money(minorAmount(quote.listMinor, quote.currency)), credit: money(minorAmount(quote.creditMinor, quote.currency)) })}
+        </p>
+      )}
+      {quote.kind === 'downgrade' || quote.kind === 'extend' ? <p className="muted">{t('upgrade.quote.startsAt', { date: format.dateTime(quote.startsAt) })}</p> : null}
+    </div>
   );
 }

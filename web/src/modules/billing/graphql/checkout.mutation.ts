@@ -10,7 +10,7 @@ export interface CheckoutVariables {
 
 /** Opens an order for one month of a package at a provider; the checkout page takes it from there. */
 export const CHECKOUT: TypedDocumentNode<{ checkout: { order: OrderFragment } }, CheckoutVariables> = gql`
-  mutation Checkout($packageId: ID!, $provider: PaymentProvider!, $currency: String!) {
+  mutation Checkout($packageId: String!, $provider: PaymentProvider!, $currency: String!) {
     checkout(packageId: $packageId, provider: $provider, currency: $currency) {
       order {
         ...OrderFragment

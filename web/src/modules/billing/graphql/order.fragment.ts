@@ -15,10 +15,10 @@ export interface OrderFragment {
   /** What is charged: the list price less the credit ("65.00"). */
   amount: string;
   amountMinor: number;
-  /** The package's price when the order was made. */
-  listAmount: string;
-  /** Unused time of the previous period credited against the price (upgrades); "0.00" otherwise. */
-  creditAmount: string;
+  /** The package's price when the order was made, in minor units. */
+  listMinor: number;
+  /** Unused time of the previous period credited against the price (upgrades), in minor units; 0 otherwise. */
+  creditMinor: number;
   /** Where to pay (Alipay, Stripe, the sandbox), while the order is open. */
   payUrl: string | null;
   /** WeChat Pay's `code_url`, to draw as a QR code, while the order is open. */
@@ -39,8 +39,8 @@ export const ORDER_FRAGMENT: TypedDocumentNode<OrderFragment> = gql`
     currency
     amount
     amountMinor
-    listAmount
-    creditAmount
+    listMinor
+    creditMinor
     payUrl
     qrCode
     createdAt

@@ -2,17 +2,19 @@ import { gql } from '@apollo/client';
 import type { TypedDocumentNode } from '@apollo/client';
 import type { PaymentProviderId } from './order.fragment.ts';
 
-export interface PaymentProviderFragment {
+export interface PaymentMethodFragment {
   id: PaymentProviderId;
-  /** The currencies it charges in; null for any (the sandbox). */
+  /** Whether this server takes payments through it (a provider without its keys is off). */
+  enabled: boolean;
+  /** The currencies it charges in; null for any currency a package has a price in (the sandbox). */
   currencies: string[] | null;
 }
 
-/** The providers this server has switched on (a provider without keys is off). */
-export const PAYMENT_PROVIDERS_QUERY: TypedDocumentNode<{ paymentProviders: PaymentProviderFragment[] }, Record<string, never>> = gql`
-  query PaymentProviders {
-    paymentProviders {
+export const PAYMENT_METHODS_QUERY: TypedDocumentNode<{ paymentMethods: PaymentMethodFragment[] }, Record<string, never>> = gql`
+  query PaymentMethods {
+    paymentMethods {
       id
+      enabled
       currencies
     }
   }

@@ -25,7 +25,7 @@ export function useLiveOrder(id: string): LiveOrder {
   const query = useQuery(ORDER_QUERY, { variables: { id }, notifyOnNetworkStatusChange: true });
   const lastState = useRef<string | null>(null);
   const subscription = useSubscription(ORDER_UPDATED_SUBSCRIPTION, {
-    variables: { id },
+    variables: { orderId: id },
     onData: ({ data }) => {
       const fresh = data.data?.orderUpdated;
       if (!fresh) return;

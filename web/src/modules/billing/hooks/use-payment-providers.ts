@@ -1,8 +1,8 @@
 import { useQuery } from '@apollo/client/react';
-import { PAYMENT_PROVIDERS_QUERY, type PaymentProviderFragment } from '../graphql/payment-providers.query.ts';
+import { PAYMENT_METHODS_QUERY, type PaymentMethodFragment } from '../graphql/payment-providers.query.ts';
 
-/** The providers switched on here (asked once per page load; the answer only changes with config). */
-export function usePaymentProviders(): { providers: PaymentProviderFragment[] | undefined; error: Error | undefined } {
-  const { data, error } = useQuery(PAYMENT_PROVIDERS_QUERY, { fetchPolicy: 'cache-first' });
-  return { providers: data?.paymentProviders, error };
+/** The payment providers and which are on here (the answer only changes with config). */
+export function usePaymentProviders(): { providers: PaymentMethodFragment[] | undefined; error: Error | undefined } {
+  const { data, error } = useQuery(PAYMENT_METHODS_QUERY, { fetchPolicy: 'cache-first' });
+  return { providers: data?.paymentMethods, error };
 }

@@ -11,6 +11,14 @@ export interface PoolFragment {
   limit: MoneyFragment;
 }
 
+/** A checkout price in one currency (`packages[].prices`). */
+export interface PackagePriceFragment {
+  /** Exact decimal string ("65.00"). */
+  amount: string;
+  amountMinor: number;
+  currency: string;
+}
+
 export interface PlanPackageFragment {
   id: string;
   name: string;
@@ -18,7 +26,7 @@ export interface PlanPackageFragment {
   multiplier: number;
   price: MoneyFragment;
   /** What checkout charges per currency (`packages[].prices`); empty for a package that cannot be bought. */
-  prices: MoneyFragment[];
+  prices: PackagePriceFragment[];
   pools: PoolFragment[];
 }
 
@@ -32,7 +40,9 @@ export const PLAN_PACKAGE_FRAGMENT: TypedDocumentNode<PlanPackageFragment> = gql
       ...MoneyFragment
     }
     prices {
-      ...MoneyFragment
+      amount
+      amountMinor
+      currency
     }
     pools {
       class
