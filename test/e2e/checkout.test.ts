@@ -93,7 +93,7 @@ describe('checkout', () => {
         'sandbox USD',
         'sandbox CNY',
       ]);
-      await shot(page, 'en-dialog');
+      await page.screenshot({ path: resolve(resultsDir, 'checkout-en-dialog.png') });
       await dialog.locator('.pay-option[data-currency="USD"]').click();
       await dialog.getByRole('button', { name: 'Continue to payment' }).click();
       await page.waitForURL(/\/checkout\/svc[A-Za-z0-9]{24}$/);
@@ -198,7 +198,7 @@ describe('checkout', () => {
       await page.locator(`[data-order="${orderId}"]`).waitFor();
       expect(await page.getByTestId('order-amount').innerText()).toBe('¥138.00');
       await page.getByRole('button', { name: '重新向服务商查询' }).click();
-      await page.getByRole('status').filter({ hasText: '服务商的答复没有带来变化' }).waitFor();
+      await page.getByRole('status').filter({ hasText: '没有变化：订单为“已付款”。' }).waitFor();
       await page.getByRole('button', { name: '退款' }).click();
       const dialog = page.getByRole('dialog');
       await dialog.getByRole('button', { name: '退款' }).click();

@@ -12,7 +12,7 @@ export function AccountPlanSection({ packageId }: { packageId: string }) {
   const { t } = useTranslation('billing');
   const format = useFormat();
   const id = useId();
-  const { data } = useQuery(SUBSCRIPTION_QUERY);
+  const { data } = useQuery(SUBSCRIPTION_QUERY, { fetchPolicy: 'cache-and-network' });
   const subscription = data?.subscription;
   const running = subscription && subscription.state !== 'expired' ? subscription : null;
   const end = running ? format.dateTime(running.currentPeriodEnd) : null;

@@ -52,7 +52,7 @@ export function BillingPage() {
 function CurrentPeriod() {
   const { t } = useTranslation('billing');
   const id = useId();
-  const { data, loading, error, refetch } = useQuery(SUBSCRIPTION_QUERY, { notifyOnNetworkStatusChange: true });
+  const { data, loading, error, refetch } = useQuery(SUBSCRIPTION_QUERY, { fetchPolicy: 'cache-and-network', notifyOnNetworkStatusChange: true });
   const subscription = data?.subscription;
   return (
     <section className="section" aria-labelledby={`${id}-period`}>
@@ -80,8 +80,13 @@ function PeriodFacts({ subscription }: { subscription: SubscriptionFragment | nu
   const { t } = useTranslation('billing');
   const format = useFormat();
   const packageName = usePackageName();
-  const [cancel, cancelState] = useMutation(CANCEL_SUBSCRIPTION);
-  const [resume, resumeState] = useMutation(RESUME_SUBSCRIPTION);
+  // The term has no id to normalise it by, so the answer is written over the query's own entry.
+  const [cancel, cancelState] = useMutation(CANCEL_SUBSCRIPTION, {
+    update: (cache, { data }) => data && cache.writeQuery({ query: SUBSCRIPTION_QUERY, data: { subscription: data.cancelSubscription } }),
+  });
+  const [resume, resumeState] = useMutation(RESUME_SUBSCRIPTION, {
+    update: (cache, { data }) => data && cache.writeQuery({ query: SUBSCRIPTION_QUERY, data: { subscription: data.resumeSubscription } }),
+  });
   const [confirming, setConfirming] = useState(false);
   const [problem, setProblem] = useState<unknown>(null);
   const badge = <span className="badge" data-testid="current-package" />;
@@ -169,7 +174,7 @@ function PeriodFacts({ subscription }: { subscription: SubscriptionFragment | nu
 function Orders() {
   const { t } = useTranslation('billing');
   const id = useId();
-  const { data, loading, error, refetch } = useQuery(ORDERS_QUERY, { notifyOnNetworkStatusChange: true });
+  const { data, loading, error, refetch } = useQuery(ORDERS_QUERY, { fetchPolicy: 'cache-and-network', notifyOnNetworkStatusChange: true });
   return (
     <section className="section" aria-labelledby={`${id}-orders`}>
       <div className="section__head">

@@ -59,7 +59,7 @@ function UpgradeDialog({ target, kind, onClose }: { target: UpgradeTarget; kind:
   const id = useId();
   const dialog = useRef<HTMLDialogElement>(null);
   const { providers, error } = usePaymentProviders();
-  const { data: term } = useQuery(SUBSCRIPTION_QUERY);
+  const { data: term } = useQuery(SUBSCRIPTION_QUERY, { fetchPolicy: 'cache-and-network' });
   // A running period fixes the currency: upgrades and renewals are paid in the one it was paid in.
   const running = term?.subscription && term.subscription.state !== 'expired' && Date.parse(term.subscription.currentPeriodEnd) > Date.now() ? term.subscription : null;
   const prices = running ? target.prices.filter((price) => price.currency === running.currency) : target.prices;
@@ -153,7 +153,7 @@ function Quote({ packageId, currency }: { packageId: string; currency: string })
   const { t } = useTranslation('billing');
   const format = useFormat();
   const errorMessage = useErrorMessage();
-  const { data, error } = useQuery(CHECKOUT_QUOTE_QUERY, { variables: { packageId, currency } });
+  const { data, error } = useQuery(CHECKOUT_QUOTE_QUERY, { variables: { packageId, currency }, fetchPolicy: 'network-only' });
   if (error) {
     return (
       <p className="form__error" role="alert">

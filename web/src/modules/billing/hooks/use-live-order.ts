@@ -31,7 +31,10 @@ export function useLiveOrder(id: string): LiveOrder {
       if (!fresh) return;
       client.writeQuery({ query: ORDER_QUERY, variables: { id }, data: { order: fresh } });
       if (fresh.state !== lastState.current && (fresh.state === 'paid' || fresh.state === 'refunded')) {
-        // The package changed: refresh what shows it (the header, the account, the billing page).
+        // The package changed: refresh what shows it on screen (the account, the pools), and drop what other
+        // pages cached about the old term (the period, the order list, upgrade quotes) so they ask again.
+        for (const fieldName of ['subscription', 'orders', 'checkoutQuote']) client.cache.evict({ id: 'ROOT_QUERY', fieldName });
+        client.cache.gc();
         void client.refetchQueries({ include: 'active' }).catch(() => undefined);
       }
       lastState.current = fresh.state;
