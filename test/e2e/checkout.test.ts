@@ -85,6 +85,7 @@ describe('checkout', () => {
       // Prices in each currency, with the currency named.
       expect(await pro.locator('.price__amount').innerText()).toBe('USD\u00a09.00');
       expect(await pro.getByTestId('other-prices').innerText()).toBe('or CNY\u00a065.00');
+      await shot(page, 'en-pricing');
       await pro.getByRole('button', { name: 'Upgrade to Pro' }).click();
       const dialog = page.getByRole('dialog', { name: 'Upgrade to Pro' });
       await dialog.locator('.pay-option').first().waitFor();

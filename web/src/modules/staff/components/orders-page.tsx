@@ -45,7 +45,7 @@ export function OrdersPage() {
   };
   return (
     <div className="admin-page">
-      <title>{t('staff:pageTitle', { page: lookup || t('admin.title') })}</title>
+      <title>{t('staff:pageTitle', { page: t('admin.title') })}</title>
       <header className="admin-head">
         <div>
           <h1>{t('admin.title')}</h1>
