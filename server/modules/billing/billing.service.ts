@@ -78,9 +78,11 @@ export interface BillingHooks {
   onClosed?(order: OrderView, tx: Em): Promise<void>;
   /**
    * After the transaction that changed an order's state committed (paid, failed, expired, refunded): live
-   * updates, receipts. Must not throw; it cannot undo the change.
+   * updates, receipts. Awaited before the caller hears of the change (so the account's new package is
+   * announced before the provider's ack or the sandbox page's answer); a failure is swallowed — it cannot
+   * undo the change.
    */
-  changed?(order: OrderView, from: OrderState): void;
+  changed?(order: OrderView, from: OrderState): Promise<void> | void;
 }
 
 export interface CreateOrderOptions {
@@ -242,6 +244,7 @@ export class BillingOrders {
       order.state = 'failed';
       order.closedAt = new Date(this.#now());
       await em.flush();
+      await this.#hooks.onClosed?.(orderView(order), em).catch(() => undefined);
       throw new AppError('payment_provider_error', `${providerId} could not start the payment; nothing was charged.`, { cause: error });
     }
     order.payUrl = start.payUrl ?? null;
@@ -382,7 +385,7 @@ export class BillingOrders {
         }
         return result;
       });
-      if (result.outcome === 'applied' || result.outcome === 'failed') this.#hooks.changed?.(result.order, 'created');
+      if (result.outcome === 'applied' || result.outcome === 'failed') await this.#changed(result.order, 'created');
       return result;
     } catch (error) {
       if (!(error instanceof UniqueConstraintViolationException)) throw error;
@@ -468,7 +471,7 @@ export class BillingOrders {
       await this.#hooks.onRefunded?.(orderView(order), tx, { actorId: input.actorId ?? null, reason, requestId: input.requestId ?? null });
       return orderView(order);
     });
-    this.#hooks.changed?.(refunded, 'paid');
+    await this.#changed(refunded, 'paid');
     return refunded;
   }
 
@@ -482,8 +485,16 @@ export class BillingOrders {
       await this.#hooks.onClosed?.(orderView(order), tx);
       return orderView(order);
     });
-    if (expired) this.#hooks.changed?.(expired, 'created');
+    if (expired) await this.#changed(expired, 'created');
     return expired !== null;
+  }
+
+  async #changed(order: OrderView, from: OrderState): Promise<void> {
+    try {
+      await this.#hooks.changed?.(order, from);
+    } catch {
+      // Committed already; the hook reports its own failures.
+    }
   }
 
   #findPackage(packageId: string): { name: string; prices: Record<string, number> } {

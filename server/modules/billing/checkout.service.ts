@@ -11,7 +11,7 @@ import { isUuid } from '../../db/ids.ts';
 import { AppError, bilingual } from '../../errors/app-error.ts';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { checkReason } from '../audit/reason.ts';
-import { BillingNotice, BillingOrder } from './billing.entity.ts';
+import { BillingNotice, BillingOrder, orderStates } from './billing.entity.ts';
 import { orderView, type BillingOrders, type Checkout, type OrderView, type ReconcileResult } from './billing.service.ts';
 import { isPaymentProviderId, paymentProviderIds, type PaymentProviderId } from './providers/provider.ts';
 import type { PaymentProviders } from './providers/registry.ts';
@@ -158,7 +158,12 @@ export class CheckoutService {
       if (!isUuid(filter.accountId)) throw new AppError('invalid_request', bilingual('That is not an account id.', '这不是账户 ID。'), { param: 'accountId' });
       where.accountId = filter.accountId;
     }
-    if (filter.state) where.state = filter.state;
+    if (filter.state) {
+      if (!(orderStates as readonly string[]).includes(filter.state)) {
+        throw new AppError('invalid_request', bilingual('state must be one of {states}.', 'state 必须是 {states} 之一。', { states: orderStates.join(', ') }), { param: 'state' });
+      }
+      where.state = filter.state;
+    }
     const rows = await this.#db.orm.em.fork().find(BillingOrder, where, { orderBy: { createdAt: 'desc' }, limit: pageSize(filter.first ?? null) });
     return rows.map(orderView);
   }

@@ -392,7 +392,8 @@ export class SubscriptionService {
       } else {
         next = { ...term, next: null };
       }
-    } else if (term.packageId === order.packageId) {
+    } else if (term.packageId === order.packageId && (order.id === row.lastOrderId || (order.paidAt !== null && order.paidAt.getTime() >= term.periodStart.getTime()))) {
+      // Only a month of the running term: an order of a term that already ended was used up.
       const end = addMonths(term.periodEnd, -1, this.#timeZone, term.anchorDay);
       next = end.getTime() <= now.getTime() ? null : { ...term, periodEnd: end, paidMinor: Math.max(0, term.paidMinor - (term.currency === order.currency ? order.amountMinor : 0)) };
     } else {
@@ -414,13 +415,14 @@ export class SubscriptionService {
     await this.#audit(tx, `order:${order.state === 'failed' ? 'fail' : 'expire'}`, order.id, { state: 'created' }, { state: order.state }, null, 'order');
   }
 
-  #changed(order: OrderView, _from: OrderState): void {
+  async #changed(order: OrderView, _from: OrderState): Promise<void> {
+    if (order.state === 'paid' || order.state === 'refunded') {
+      // Every instance drops the account's cached credentials before the provider hears "ok".
+      await this.#announce(order.accountId).catch((error: unknown) => this.#deps.log.warn({ err: (error as Error).message, orderId: order.id }, 'package change announcement failed'));
+      // The receipt does not hold the ack up.
+      void this.#mail(order).catch((error: unknown) => this.#deps.log.warn({ err: (error as Error).message, orderId: order.id }, 'receipt not sent'));
+    }
     this.#deps.orderChanged?.(order);
-    if (order.state !== 'paid' && order.state !== 'refunded') return;
-    void (async () => {
-      await this.#announce(order.accountId);
-      await this.#mail(order);
-    })().catch((error: unknown) => this.#deps.log.warn({ err: (error as Error).message, orderId: order.id }, 'after-payment step failed'));
   }
 
   async #announce(accountId: string): Promise<void> {
