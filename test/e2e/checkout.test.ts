@@ -5,22 +5,29 @@
  * the checkout page through `orderUpdated`, the usage page's pools through `usageUpdated`. The billing page
  * then shows the period and the paid order with its receipt. In Chinese: a failed payment, a retry that
  * pays, and an admin who finds the order and refunds it with a reason. Screenshots in both languages go to
- * test-results/checkout-*.png.
+ * test-results/checkout-*.png. With real providers configured (local fakes that sign like Alipay, WeChat Pay
+ * and Stripe): every provider is offered in its currency, WeChat Pay's code_url is drawn as a QR code, and its
+ * signed notice turns the page paid.
  */
 import { resolve } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RawNotification } from '../../server/modules/billing/providers/provider.ts';
+import { startAlipayFake } from '../fixtures/alipay-fake.ts';
+import { startStripeFake } from '../fixtures/stripe-fake.ts';
+import { startWechatFake } from '../fixtures/wechat-fake.ts';
 import { realMode, startApp, type TestApp } from '../helpers/app.ts';
 import { seed } from '../helpers/seed.ts';
 import { ensureBuilt, launchChromium, resultsDir } from './identity-browser.ts';
 
 let testApp: TestApp;
+let mode: Awaited<ReturnType<typeof realMode>>;
 let cleanup: () => Promise<void>;
 let browser: Browser;
 
 beforeAll(async () => {
   await ensureBuilt();
-  const mode = await realMode();
+  mode = await realMode();
   cleanup = mode.cleanup;
   testApp = await startApp(mode.config);
   browser = await launchChromium();
@@ -217,6 +224,81 @@ describe('checkout', () => {
       expect(staff.problems).toEqual([]);
     } finally {
       await staff.context.close();
+    }
+  });
+
+  it('with real providers: each in its currency; WeChat Pay draws the code_url as a QR code and its signed notice turns the page paid', async () => {
+    const [alipay, wechat, stripe] = await Promise.all([startAlipayFake(), startWechatFake(), startStripeFake()]);
+    const [al, we, st] = [alipay.config(), wechat.config(), stripe.config()];
+    const live = await startApp(mode.config, { config: { payments: { alipay: al.config, wechat: we.config, stripe: st.config } }, env: { ...al.env, ...we.env, ...st.env } });
+    const member = await seed(live).member({ tag: 'e2e-wechat' });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, baseURL: live.url, locale: 'zh-CN' });
+    try {
+      await context.addCookies([{ name: 'svc_membership_session', value: member.web.cookie!, url: live.url }]);
+      const page = await context.newPage();
+      const problems: string[] = [];
+      page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+      // Alipay and Stripe are redirects: the page offers the provider's own URL.
+      for (const [provider, name] of [['alipay', '支付宝'], ['stripe', '银行卡']] as const) {
+        await page.goto('/pricing');
+        await page.locator('.plan-card[data-plan="max"] [data-upgrade="max_x5"]').click();
+        const next = page.getByRole('dialog');
+        await next.locator(`.pay-option[data-provider="${provider}"]`).first().click();
+        await next.getByRole('button', { name: '去付款' }).click();
+        await page.waitForURL(/\/checkout\//);
+        const link = page.getByRole('link', { name: `前往${name}` });
+        const href = (await link.getAttribute('href'))!;
+        expect(href.startsWith(provider === 'alipay' ? `${alipay.gateway}?` : 'https://checkout.stripe.test/c/pay/cs_')).toBe(true);
+        await shot(page, `zh-${provider}-redirect`);
+      }
+      await page.goto('/pricing');
+      await page.locator('.plan-card[data-plan="pro"] [data-upgrade="pro"]').click();
+      const dialog = page.getByRole('dialog', { name: '升级到 Pro' });
+      await dialog.locator('.pay-option').first().waitFor();
+      // The sandbox is off once a real provider is configured; Alipay and WeChat Pay charge CNY, cards any currency.
+      expect(await dialog.locator('.pay-option').evaluateAll((options) => options.map((o) => `${o.getAttribute('data-provider')} ${o.getAttribute('data-currency')}`))).toEqual([
+        'alipay CNY',
+        'wechat CNY',
+        'stripe USD',
+        'stripe CNY',
+      ]);
+      expect(await dialog.locator('.pay-option[data-provider="wechat"] .pay-option__price').innerText()).toBe('¥65.00');
+      expect(await dialog.locator('.pay-option[data-provider="stripe"][data-currency="USD"] .pay-option__price').innerText()).toBe('USD\u00a09.00');
+      await page.screenshot({ path: resolve(resultsDir, 'checkout-zh-providers.png') });
+      await dialog.locator('.pay-option[data-provider="wechat"]').click();
+      await dialog.getByTestId('quote').filter({ hasText: '¥65.00' }).waitFor();
+      await dialog.getByRole('button', { name: '去付款' }).click();
+      await page.waitForURL(/\/checkout\//);
+      const orderId = page.url().split('/').pop()!;
+      const qr = page.getByRole('img', { name: '二维码：使用微信支付支付 ¥65.00' });
+      await qr.waitFor();
+      // The code drawn is the code_url WeChat Pay answered for this very order.
+      const order = (await (await member.web.at(live.url).fetch(`/api/membership/orders/${orderId}`)).json()) as { order: { qrCode: string; amountMinor: number } };
+      expect(order.order.qrCode).toMatch(/^weixin:\/\/wxpay\/bizpayurl\?pr=/);
+      expect(await qr.getAttribute('data-value')).toBe(order.order.qrCode);
+      expect((await qr.locator('path').getAttribute('d'))!.length).toBeGreaterThan(1000);
+      const box = await qr.boundingBox();
+      expect(box!.width).toBeGreaterThanOrEqual(200);
+      await page.locator('[data-live="live"]').waitFor();
+      await shot(page, 'zh-wechat-qr');
+      await markPage(page);
+
+      // WeChat Pay's signed, encrypted notice reaches the notify URL: the page turns paid by itself.
+      const notice: RawNotification = wechat.notice(wechat.pay(orderId, order.order.amountMinor));
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(notice.headers)) if (typeof value === 'string') headers[name] = value;
+      const ack = await fetch(`${live.url}/api/membership/payments/wechat/notify`, { method: 'POST', headers, body: new Uint8Array(notice.body) });
+      expect(ack.status).toBe(204);
+      await page.getByRole('heading', { name: '已收到付款' }).waitFor();
+      expect(await page.getByTestId('order-state').innerText()).toBe('已付款');
+      expect(await notReloaded(page)).toBe(true);
+      await shot(page, 'zh-wechat-paid');
+
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+      await live.close();
+      await Promise.allSettled([alipay.close(), wechat.close(), stripe.close()]);
     }
   });
 });
