@@ -34,7 +34,8 @@ function PlansSection() {
     me && plans
       ? { current: me.planPackage, kinds: new Map(offersFor(plans, me.planPackage).map((offer) => [offer.pkg.id, offer.kind])) }
       : { current: null, kinds: null };
-  const currencies = [...new Set(plans?.flatMap((plan) => plan.packages.map((pkg) => pkg.price.currency)) ?? [])];
+  // The catalogue's currency first, then every currency checkout charges in.
+  const currencies = [...new Set(plans?.flatMap((plan) => plan.packages.flatMap((pkg) => [pkg.price.currency, ...pkg.prices.map((price) => price.currency)])) ?? [])];
   return (
     <>
       <section aria-labelledby="plans-heading" className="section">
