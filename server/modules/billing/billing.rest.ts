@@ -24,7 +24,17 @@ export async function billingRoutes(app: FastifyInstance): Promise<void> {
   const { services } = app;
   const base = '/api/membership';
 
-  app.get(`${base}/payments/methods`, async () => ({ ok: true, providers: services.checkout.providers() }));
+  /** The payment providers that are on, and each package's checkout prices per currency (minor units). */
+  app.get(`${base}/payments/methods`, async () => ({
+    ok: true,
+    providers: services.checkout.providers(),
+    prices: Object.fromEntries(
+      services.plans
+        .list()
+        .flatMap((plan) => plan.packages)
+        .map((pkg) => [pkg.id, Object.fromEntries(services.subscriptions.prices(pkg.id).map((price) => [price.currency, price.amountMinor]))]),
+    ),
+  }));
 
   app.get<{ Querystring: { packageId?: string; currency?: string } }>(`${base}/checkout/quote`, async (request, reply) => {
     const principal = signedIn(await authenticateRequest(request, services));

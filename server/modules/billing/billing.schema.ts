@@ -201,7 +201,7 @@ builder.objectField(PlanPackageRef, 'prices', (t) =>
   t.field({
     type: [PackagePriceRef],
     description: 'Checkout prices per currency; empty when the package cannot be bought (Free).',
-    resolve: (pkg: PlanPackage) => Object.entries(pkg.prices).map(([currency, amountMinor]) => ({ currency, amountMinor })),
+    resolve: (pkg: PlanPackage, _args, { services }) => services.subscriptions.prices(pkg.id),
   }),
 );
 

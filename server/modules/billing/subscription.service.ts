@@ -126,6 +126,11 @@ export class SubscriptionService {
     changed: (order, from) => this.#changed(order, from),
   };
 
+  /** A package's checkout prices (config `packages[].prices`), in minor units; empty when it cannot be bought. */
+  prices(packageId: string): { currency: string; amountMinor: number }[] {
+    return Object.entries(this.#packages.get(packageId)?.prices ?? {}).map(([currency, amountMinor]) => ({ currency, amountMinor }));
+  }
+
   /** The member's own term (`billing:read`); null when the account never paid. */
   async mine(actor: authz.Actor): Promise<SubscriptionView | null> {
     authz.assert(actor, 'billing:read');

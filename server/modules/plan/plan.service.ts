@@ -17,8 +17,6 @@ export interface PlanPackage {
   id: string;
   name: string;
   price: Money;
-  /** Checkout prices per currency, in minor units (`{USD: 900, CNY: 6500}`); empty = cannot be bought. */
-  prices: Record<string, number>;
   interval: 'month';
   /** How many times the plan's base pools this package includes. */
   multiplier: number;
@@ -48,7 +46,6 @@ export class PlanService {
           id: pkg.id,
           name: pkg.name,
           price: money(pkg.price, config.currency),
-          prices: pkg.prices,
           interval: 'month' as const,
           multiplier: pkg.multiplier,
           pools: modelClasses.flatMap((cls) => poolWindows.map((window) => ({ class: cls, window, limit: money(entitlements.of(pkg.id).pools[cls][window], config.currency) }))),

@@ -575,3 +575,37 @@ describe('REST for staff, and what members may not do', () => {
     expect((await other.web.fetch(`/api/membership/payments/sandbox/${order.id}/pay`, { method: 'POST' })).status).toBe(404);
   });
 });
+
+describe('the sandbox over GraphQL', () => {
+  it('checkout, sandboxPayOrder, then subscription, checkoutQuote and plan prices', async () => {
+    const member = await seed(a).member({ tag: 'gql-sandbox' });
+    const created = await member.web.graphql<{ checkout: { order: { id: string; state: string }; payUrl: string } }>('mutation { checkout(packageId: "max_x20", provider: sandbox, currency: "USD") { order { id state } payUrl } }');
+    const id = created.data!.checkout.order.id;
+    expect(created.data!.checkout.payUrl).toBe(`${a.url}/payments/sandbox/${id}`);
+    const paid = await member.web.graphql<{ sandboxPayOrder: { state: string; amount: string } }>('mutation($id: ID!) { sandboxPayOrder(orderId: $id) { state amount } }', { id });
+    expect(paid.data?.sandboxPayOrder).toEqual({ state: 'paid', amount: '39.00' });
+    const again = await member.web.graphql('mutation($id: ID!) { sandboxPayOrder(orderId: $id) { state } }', { id });
+    expect(again.errors?.[0]?.extensions?.code).toBe('invalid_request');
+    const read = await member.web.graphql<{
+      subscription: { packageId: string; planId: string; state: string };
+      checkoutQuote: { kind: string; amountDue: string };
+      plans: { packages: { id: string; prices: { currency: string; amount: string; amountMinor: number }[] }[] }[];
+    }>('{ subscription { packageId planId state } checkoutQuote(packageId: "pro", currency: "USD") { kind amountDue } plans { packages { id prices { currency amount amountMinor } } } }');
+    expect(read.data?.subscription).toEqual({ packageId: 'max_x20', planId: 'max', state: 'active' });
+    expect(read.data?.checkoutQuote).toEqual({ kind: 'downgrade', amountDue: '9.00' });
+    const pro = read.data!.plans.flatMap((plan) => plan.packages).find((pkg) => pkg.id === 'pro')!;
+    expect(pro.prices).toEqual([
+      { currency: 'USD', amount: '9.00', amountMinor: 900 },
+      { currency: 'CNY', amount: '65.00', amountMinor: 6500 },
+    ]);
+  });
+});
+
+describe('the reconciliation lease', () => {
+  it('two instances starting a round at once: one of them reconciles', async () => {
+    const runs = await Promise.all([a.app.services.billingJobs.runOnce(), b.app.services.billingJobs.runOnce()]);
+    expect(runs.filter((run) => run.reconcile !== null).length).toBeLessThanOrEqual(1);
+    // The lease is released after the round: the next round runs.
+    expect((await jobRound(a, new Date())).checked).toBeGreaterThanOrEqual(0);
+  });
+});

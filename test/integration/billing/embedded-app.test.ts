@@ -22,6 +22,7 @@ afterAll(async () => {
 it('the sandbox is on by default and takes a member from Free to Pro and back', async () => {
   const methods = (await (await fetch(`${app.url}/api/membership/payments/methods`)).json()) as { providers: { id: string; enabled: boolean }[] };
   expect(methods.providers.filter((provider) => provider.enabled).map((provider) => provider.id)).toEqual(['sandbox']);
+  expect((methods as unknown as { prices: Record<string, Record<string, number>> }).prices).toEqual({ free: {}, pro: { USD: 900, CNY: 6500 }, max_x5: { USD: 1900, CNY: 13_800 }, max_x20: { USD: 3900, CNY: 28_300 } });
 
   const member = await seed(app).member({ tag: 'embedded-buyer' });
   const key = await member.key();

@@ -234,3 +234,23 @@ describe('refunds take back the month they bought', () => {
     expect(await svc.packageOf(account)).toEqual({ planPackage: 'free', until: null });
   });
 });
+
+describe('a credit larger than the new price', () => {
+  it('charges one minor unit and lengthens the new period by the surplus, pro rata', async () => {
+    const svc = await instance('UTC');
+    const account = await svc.member();
+    // Pro paid three months ahead: Apr 1 → Jul 1 (91 days) for 19500.
+    await svc.buy(account, 'pro', '2027-04-01T00:00:00.000Z');
+    await svc.buy(account, 'pro', '2027-04-01T00:00:00.000Z');
+    await svc.buy(account, 'pro', '2027-04-01T00:00:00.000Z');
+    expect(await svc.subscriptions.view(account)).toMatchObject({ paidMinor: 19_500, currentPeriodEnd: new Date('2027-07-01T00:00:00.000Z') });
+    // On Apr 1 (nothing used yet) Max x5 (13800): the credit 19500 covers it; 1 minor unit is charged.
+    const upgrade = await svc.buy(account, 'max_x5', '2027-04-01T00:00:00.000Z');
+    expect(upgrade.quote).toMatchObject({ kind: 'upgrade', creditMinor: 13_799, amountDueMinor: 1 });
+    // Worth 1 + 19500 = 19501 against 13800: one month (30 days) + 5701/13800 of it.
+    const month = Date.parse('2027-05-01T00:00:00.000Z') - Date.parse('2027-04-01T00:00:00.000Z');
+    const view = (await svc.subscriptions.view(account))!;
+    expect(view).toMatchObject({ packageId: 'max_x5', paidMinor: 19_501 });
+    expect(view.currentPeriodEnd.getTime()).toBe(Date.parse('2027-05-01T00:00:00.000Z') + Number((BigInt(month) * 5701n) / 13_800n));
+  });
+});
