@@ -218,6 +218,14 @@ describe('checkout', () => {
       await expect.poll(() => page.locator('.audit-table tbody tr[data-action="order:refund"]').count()).toBe(1);
       expect(await page.locator('.audit-table tbody tr[data-action="order:refund"]').innerText()).toContain('会员误购，已电话确认');
       await shot(page, 'zh-admin-order');
+      // The provider's trade number finds the same order.
+      const tradeNo = (await page.locator('.facts > div').filter({ hasText: '服务商交易号' }).locator('code').innerText()).trim();
+      expect(tradeNo).toMatch(/^sbx_[0-9a-f]{24}$/);
+      await page.getByRole('searchbox').fill(tradeNo);
+      await page.getByRole('button', { name: '查找' }).click();
+      await page.waitForURL(`**/admin/orders?q=${tradeNo}`);
+      await page.locator(`[data-order="${orderId}"]`).waitFor();
+      expect(await page.getByTestId('order-state').innerText()).toBe('已退款');
       await page.getByLabel('语言').selectOption('en');
       await page.getByRole('heading', { level: 1, name: 'Orders' }).waitFor();
       await shot(page, 'en-admin-order');
