@@ -235,6 +235,42 @@ describe('checkout', () => {
     }
   });
 
+  it('an unpaid order that expires says so on its open checkout page, and Try again opens a new one', async () => {
+    const member = await seed(testApp).member({ tag: 'e2e-expire' });
+    const session = await signedIn(member.web.cookie!, 'en-US');
+    try {
+      const page = await session.open();
+      await page.goto('/pricing');
+      await page.locator('.plan-card[data-plan="pro"] [data-upgrade="pro"]').click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Continue to payment' }).click();
+      await page.waitForURL(/\/checkout\//);
+      const first = page.url().split('/').pop()!;
+      await page.locator('[data-live="live"]').waitFor();
+      await markPage(page);
+      // The reconciliation job, run as if its two hours were up (once this instance holds the job's lease).
+      const later = new Date(Date.now() + 3 * 3600_000);
+      for (;;) {
+        const run = await testApp.app.services.billingJobs.runOnce(later);
+        if (run.reconcile) break;
+      }
+      await page.getByRole('heading', { name: 'This order expired' }).waitFor();
+      expect(await page.getByTestId('order-state').innerText()).toBe('Expired');
+      expect(await notReloaded(page)).toBe(true);
+      await shot(page, 'en-expired');
+      await page.getByRole('button', { name: 'Try again' }).click();
+      await page.waitForURL((url) => url.pathname.startsWith('/checkout/') && !url.pathname.endsWith(first));
+      await page.getByRole('heading', { name: 'Sandbox payment' }).waitFor();
+      expect(await page.getByTestId('order-state').innerText()).toBe('Awaiting payment');
+      // On a phone the summary and the payment stack, with nothing wider than the screen.
+      await page.setViewportSize({ width: 390, height: 844 });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+      await shot(page, 'en-phone');
+      expect(session.problems).toEqual([]);
+    } finally {
+      await session.context.close();
+    }
+  });
+
   it('with real providers: each in its currency; WeChat Pay draws the code_url as a QR code and its signed notice turns the page paid', async () => {
     const [alipay, wechat, stripe] = await Promise.all([startAlipayFake(), startWechatFake(), startStripeFake()]);
     const [al, we, st] = [alipay.config(), wechat.config(), stripe.config()];
