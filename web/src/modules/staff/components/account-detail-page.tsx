@@ -20,7 +20,7 @@ import { UsageHistoryTable } from '../../usage/components/usage-history-table.ts
 import '../../usage/components/usage.css';
 import { OrdersTable } from '../../billing/components/billing-page.tsx';
 import { ACCOUNT_AUDIT_QUERY } from '../graphql/account-audit.query.ts';
-import { STAFF_ORDERS_QUERY } from '../graphql/staff-order.query.ts';
+import { STAFF_ORDERS_QUERY } from '../graphql/staff-orders.query.ts';
 import { ACCOUNT_DETAIL_QUERY, type AccountDetail } from '../graphql/account-detail.query.ts';
 import { STAFF_REVOKE_API_KEY } from '../graphql/staff-revoke-api-key.mutation.ts';
 import { useStaffViewer } from '../hooks/use-staff-viewer.ts';

@@ -15,16 +15,12 @@ import '../../billing/components/billing.css';
 import { usePackageName } from '../../plan/components/plan-labels.ts';
 import { ErrorState, LoadingState, ProblemLine } from '../../shell/components/query-state.tsx';
 import { AUDIT_LOG_QUERY } from '../graphql/audit-log.query.ts';
-import {
-  ORDER_ACCOUNT_QUERY,
-  REFUND_ORDER,
-  REQUERY_ORDER,
-  STAFF_ORDER_QUERY,
-  STAFF_ORDERS_QUERY,
-  type PaymentNoticeFragment,
-  type StaffOrderFragment,
-  type StaffOrderListItem,
-} from '../graphql/staff-order.query.ts';
+import { ORDER_ACCOUNT_QUERY } from '../graphql/order-account.query.ts';
+import { REFUND_ORDER } from '../graphql/refund-order.mutation.ts';
+import { REQUERY_ORDER } from '../graphql/requery-order.mutation.ts';
+import type { PaymentNoticeFragment, StaffOrderFragment } from '../graphql/staff-order.fragment.ts';
+import { STAFF_ORDER_QUERY } from '../graphql/staff-order.query.ts';
+import { STAFF_ORDERS_QUERY, type StaffOrderListItem } from '../graphql/staff-orders.query.ts';
 import { useStaffViewer } from '../hooks/use-staff-viewer.ts';
 import { ActionDialog } from './action-dialog.tsx';
 import { AuditTable } from './audit-table.tsx';

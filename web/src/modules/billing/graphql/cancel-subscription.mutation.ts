@@ -11,13 +11,3 @@ export const CANCEL_SUBSCRIPTION: TypedDocumentNode<{ cancelSubscription: Subscr
   }
   ${SUBSCRIPTION_FRAGMENT}
 `;
-
-/** Takes a cancellation back before the period ends. */
-export const RESUME_SUBSCRIPTION: TypedDocumentNode<{ resumeSubscription: SubscriptionFragment }, Record<string, never>> = gql`
-  mutation ResumeSubscription {
-    resumeSubscription {
-      ...SubscriptionFragment
-    }
-  }
-  ${SUBSCRIPTION_FRAGMENT}
-`;
