@@ -4,6 +4,7 @@
  */
 import 'i18next';
 import type account from './en/account.json';
+import type billing from './en/billing.json';
 import type device from './en/device.json';
 import type docs from './en/docs.json';
 import type home from './en/home.json';
@@ -21,6 +22,7 @@ declare module 'i18next' {
   }
   interface ResourceNamespaceMap {
     account: typeof account;
+    billing: typeof billing;
     device: typeof device;
     docs: typeof docs;
     home: typeof home;
