@@ -6,6 +6,7 @@ import 'i18next';
 import type account from './en/account.json';
 import type device from './en/device.json';
 import type docs from './en/docs.json';
+import type enterprise from './en/enterprise.json';
 import type home from './en/home.json';
 import type model from './en/model.json';
 import type plan from './en/plan.json';
@@ -22,6 +23,7 @@ declare module 'i18next' {
     account: typeof account;
     device: typeof device;
     docs: typeof docs;
+    enterprise: typeof enterprise;
     home: typeof home;
     model: typeof model;
     plan: typeof plan;
