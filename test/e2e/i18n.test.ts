@@ -61,6 +61,8 @@ async function openBrowser(locale: string): Promise<{ page: Page; context: Brows
 const allowedWords = new Set([
   'svc', 'Pro', 'Max', 'x5', 'x20', 'OpenAI', 'API', 'SDK', 'ID', 'JSON', 'RFC', 'Node', 'Node.js', 'Python', 'npm', 'pip', 'openai', 'curl',
   'Chat', 'Completions', 'Markdown', 'tokens', 'token', 'USD', 'UTC', 'Bearer', 'HTTP', 'IP', 'Chrome', 'Linux', 'English',
+  // Network terms Chinese documentation writes in Latin letters (enterprise allow-lists, the session API).
+  'CIDR', 'REST',
 ]);
 const allowedPatterns = [
   /^svc[-_][\w.-]*$/, // model ids (svc-2.1-fast), key prefixes (svc_live_), client names (svc-cli)
@@ -176,8 +178,16 @@ describe('Chinese web app', () => {
       await page.getByText('已批准。您可以关闭此页面').waitFor();
 
       await page.goto('/enterprise/apply');
-      await page.getByRole('heading', { level: 1, name: '企业版' }).waitFor();
-      await expectChinese(page, 'not-available');
+      await page.getByRole('heading', { level: 1, name: '申请组织账户' }).waitFor();
+      await page.getByRole('button', { name: '提交申请' }).click();
+      await page.getByText('请选择商业版或企业版。').waitFor();
+      await expectChinese(page, 'enterprise-apply');
+      await page.goto('/enterprise/console');
+      await page.getByText('您还没有加入任何组织。').waitFor();
+      await expectChinese(page, 'enterprise-console-none');
+      await page.goto('/docs/enterprise');
+      await page.getByRole('heading', { level: 1, name: '企业组织' }).waitFor();
+      await expectChinese(page, 'docs-enterprise');
       // The server only answers page routes; an unknown path is the app's own 404, reached in the app.
       await page.evaluate(() => {
         window.history.pushState({}, '', '/no-such-page');

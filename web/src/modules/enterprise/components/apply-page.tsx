@@ -327,7 +327,7 @@ function ApplicationForm({ email, onSubmitted }: { email: string; onSubmitted():
   const error = (field: Field) =>
     problems[field] ? (
       <span id={`${id}-${field}-error`} className="field__error" role="alert">
-        {t(`form.problems.${problems[field]}` as 'form.problems.organisationRequired')}
+        <Trans t={t} i18nKey={`form.problems.${problems[field]}` as 'form.problems.organisationRequired'} components={{ code: <code /> }} />
       </span>
     ) : null;
   const described = (field: Field, hint = true) =>
@@ -398,7 +398,6 @@ function ApplicationForm({ email, onSubmitted }: { email: string; onSubmitted():
             id={`${id}-website`}
             type="url"
             value={draft.website}
-            placeholder="https://example.com"
             autoComplete="url"
             aria-invalid={Boolean(problems.website)}
             aria-describedby={described('website')}

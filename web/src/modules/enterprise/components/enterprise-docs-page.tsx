@@ -82,7 +82,9 @@ export function EnterpriseDocsPage() {
       <section className="section" id="rotate" aria-labelledby="docs-rotate">
         <h2 id="docs-rotate">{t('docs.rotate.heading')}</h2>
         <ol className="docs-list">
-          <li>{t('docs.rotate.step1')}</li>
+          <li>
+            <Trans t={t} i18nKey="docs.rotate.step1" components={components} />
+          </li>
           <li>{t('docs.rotate.step2')}</li>
           <li>{t('docs.rotate.step3')}</li>
           <li>{t('docs.rotate.step4')}</li>

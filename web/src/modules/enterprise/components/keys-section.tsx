@@ -132,13 +132,13 @@ export function KeysSection({ organisation }: { organisation: OrganisationConsol
               id={`${id}-cidrs`}
               rows={2}
               value={cidrText}
-              placeholder={'203.0.113.0/24\n2001:db8::/32'}
+              placeholder="203.0.113.0/24"
               aria-invalid={local === 'badCidr'}
               aria-describedby={`${id}-cidrs-hint`}
               onChange={(event) => setCidrText(event.target.value)}
             />
             <span id={`${id}-cidrs-hint`} className="field__hint">
-              {t('keys.allowListHint')}
+              <Trans t={t} i18nKey="keys.allowListHint" components={{ code: <code /> }} />
             </span>
           </label>
           <div className="key-form__submit">
