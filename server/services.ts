@@ -50,6 +50,9 @@ import { AuditLog } from './modules/audit/audit.service.ts';
 import { PlanAssignments } from './modules/plan/plan-assignment.service.ts';
 import { StaffService } from './modules/staff/staff.service.ts';
 import { StatsService } from './modules/staff/stats.service.ts';
+import { ConnectionRecorder } from './modules/enterprise/connections.ts';
+import { EnterpriseEvents } from './modules/enterprise/enterprise.events.ts';
+import { EnterpriseService } from './modules/enterprise/enterprise.service.ts';
 
 export interface Services {
   config: Config;
@@ -110,6 +113,8 @@ export interface Services {
   staff: StaffService;
   /** The staff dashboard's figures from the ledger and orders, and the review queue's length. */
   stats: StatsService;
+  /** Enterprise applications, organisations, their svc_ent_ keys and connecting IPs (DESIGN §8.1). */
+  enterprise: EnterpriseService;
 }
 
 export function createServices(config: Config, db: Database, redis: RedisLayer, log: Logger): Services {
@@ -134,7 +139,7 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
   const registry = new ModelRegistry(config, { connectionsPerUpstream: config.gateway.connectionsPerUpstream });
   const pipeline = new MeteringPipeline({
     config,
-    authenticate: (authorization) => identity.authenticateBearer(authorization),
+    authenticate: (authorization, client) => identity.authenticateBearer(authorization, client),
     entitlements,
     store: pools,
     windows,
@@ -154,9 +159,11 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
   const audit = new AuditLog(db);
   const planAssignments = new PlanAssignments(config, db, { plans, audit, identity, usage: events }, warn('plan package expiry failed'));
   const apiKeys = new ApiKeyService(db, identity, audit);
-  // The enterprise module's applications give the dashboard its review queue: pass `{ reviewQueue }` here
-  // once it exists (any object with `reviewQueueSummary()`); until then the queue reads as empty.
-  const stats = new StatsService(config, db, windows);
+  const enterpriseEvents = new EnterpriseEvents(createPubSubFor(redis, warn('enterprise event fan-out failed')), redis.keyPrefix);
+  const connectionRecorder = new ConnectionRecorder(db, enterpriseEvents, warn('could not record connecting IPs'));
+  const enterprise = new EnterpriseService(config, db, { identity, audit, mailer, plans, usage, events: enterpriseEvents, connections: connectionRecorder, warn });
+  // The enterprise module's applications give the dashboard its review queue.
+  const stats = new StatsService(config, db, windows, { reviewQueue: enterprise });
 
   return {
     config,
@@ -191,6 +198,7 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
     completionsSurface,
     images,
     speech,
+    enterprise,
     start() {
       identity.start();
       settlement.start();
@@ -211,6 +219,7 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
       await closeWithin(log, 'usage events', () => events.close());
       await closeWithin(log, 'media', () => media.close());
       identity.close();
+      await closeWithin(log, 'connecting IPs flush', () => connectionRecorder.close());
       await closeWithin(log, 'last-used flush', () => lastUsed.close());
       await Promise.all([closeWithin(log, 'database', () => db.close()), closeWithin(log, 'redis', () => redis.close())]);
     },

@@ -76,4 +76,12 @@ export const defaultPlans = {
       { id: 'max_x20', name: 'Max x20', price: 39, prices: { USD: 39, CNY: 283 }, multiplier: 20 },
     ],
   },
+  /** Organisations (DESIGN §8.1): not sold at checkout nor listed on the pricing page; staff assign it. */
+  enterprise: {
+    name: 'Enterprise',
+    description: "An organisation's pools, shared by its svc_ent_ keys; staff may move an organisation to another package.",
+    requestsPerMinute: 3000,
+    pools: proPools,
+    packages: [{ id: 'enterprise', name: 'Enterprise', price: 0, multiplier: 50 }],
+  },
 };

@@ -312,7 +312,9 @@ const FileConfigModel = z.strictObject({
   promotion: z.strictObject({ fast: DiscountModel, premium: DiscountModel }).prefault({ fast: 0.7, premium: 0.75 }),
   models: z.record(z.string().regex(/^[a-z0-9][a-z0-9.-]*$/), ProductModelModel).prefault(defaultModels),
   upstreams: z.record(z.string(), UpstreamModel).default({}),
-  plans: z.strictObject({ free: PlanModel, pro: PlanModel, max: PlanModel }).prefault(defaultPlans),
+  plans: z.strictObject({ free: PlanModel, pro: PlanModel, max: PlanModel, enterprise: PlanModel.prefault(defaultPlans.enterprise) }).prefault(defaultPlans),
+  /** Enterprise organisations (DESIGN §8.1): the package a new organisation starts on. */
+  enterprise: z.strictObject({ defaultPackage: z.string().regex(/^[a-z0-9_]+$/).default('enterprise') }).prefault({}),
   auth: AuthModel.prefault({}),
   mail: MailModel.prefault({}),
   /** Generic OpenID Connect sign-in (authorization code + PKCE); unset = off. */
@@ -493,6 +495,9 @@ function checkReferences(config: FileConfig): void {
     plan.models?.forEach((id, index) => {
       if (!config.models[id]) throw new ConfigError(`invalid config at plans.${planId}.models.${index}: unknown model ${id}`);
     });
+  }
+  if (!Object.values(config.plans).some((plan) => plan.packages.some((pkg) => pkg.id === config.enterprise.defaultPackage))) {
+    throw new ConfigError(`invalid config at enterprise.defaultPackage: unknown package ${config.enterprise.defaultPackage}`);
   }
   for (const [id, model] of Object.entries(config.models)) {
     if (model.routesTo !== undefined && !config.models[model.routesTo]) {

@@ -287,6 +287,22 @@ export const errorCodes = {
     message: 'The service is temporarily unavailable.',
     messageZh: '服务暂时不可用，请稍后重试。',
   }),
+  ip_not_allowed: code({
+    status: 403,
+    type: 'permission_error',
+    stage: 'auth',
+    actions: [],
+    message: "This organisation key may not be used from this IP address (it is outside the key's allow-list).",
+    messageZh: '该组织密钥不允许从此 IP 地址使用（不在密钥的允许列表内）。',
+  }),
+  conflict: code({
+    status: 409,
+    type: 'invalid_request_error',
+    stage: 'validation',
+    actions: ['fix_request'],
+    message: 'This conflicts with something that already exists.',
+    messageZh: '与已有的内容冲突。',
+  }),
   internal_error: code({
     status: 500,
     type: 'api_error',

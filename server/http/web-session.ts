@@ -60,7 +60,7 @@ export function readCookie(header: string | undefined, name: string): string | n
 export async function authenticateRequest(request: FastifyRequest, services: Services): Promise<RequestAuth> {
   const authorization = request.headers.authorization;
   if (authorization !== undefined) {
-    return { principal: await services.identity.authenticateBearer(authorization), via: 'bearer', refusal: null };
+    return { principal: await services.identity.authenticateBearer(authorization, { ip: request.ip }), via: 'bearer', refusal: null };
   }
   const token = readCookie(request.headers.cookie, sessionCookieName);
   if (!token) return signedOut;

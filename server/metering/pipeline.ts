@@ -42,7 +42,8 @@ const never: ClientSignal = { aborted: false, once: () => undefined, off: () => 
 
 export interface PipelineDeps {
   config: Config;
-  authenticate(authorization: string | undefined): Promise<Principal>;
+  /** `client.ip`: the request's address (organisation keys may be limited to some). */
+  authenticate(authorization: string | undefined, client?: { ip: string }): Promise<Principal>;
   entitlements: EntitlementCatalogue;
   store: PoolStore;
   windows: PoolWindows;
@@ -59,7 +60,7 @@ export interface TurnOrigin {
 }
 
 export class MeteringPipeline {
-  readonly authenticate: (authorization: string | undefined) => Promise<Principal>;
+  readonly authenticate: (authorization: string | undefined, client?: { ip: string }) => Promise<Principal>;
   readonly admission: Admission;
   readonly checkpoints: Checkpointer;
   /** How long a turn may last: it must settle before its reservation can be swept (see the constructor). */
@@ -101,7 +102,7 @@ export class MeteringPipeline {
   /** An HTTP surface: authenticates the request, plans, admits, lets the executor answer, settles. */
   async serve<Call>(request: FastifyRequest, reply: FastifyReply, plan: (principal: Principal) => TurnPlan<Call, unknown> | Promise<TurnPlan<Call, unknown>>): Promise<void> {
     const started = performance.now();
-    const principal = await this.authenticate(request.headers.authorization);
+    const principal = await this.authenticate(request.headers.authorization, { ip: request.ip });
     const authMs = performance.now() - started;
     // A planner may need to look something up first (the Responses API's stored conversations); chat plans at once.
     const planning = plan(principal);

@@ -4,6 +4,10 @@ import { baseProperties } from '../../db/base.entity.ts';
 export const accountRoles = ['member', 'support', 'admin'] as const;
 export type AccountRole = (typeof accountRoles)[number];
 
+/** `person`: someone who signs in; `organisation`: an enterprise organisation (DESIGN §8.1), a payer that never signs in. */
+export const accountKinds = ['person', 'organisation'] as const;
+export type AccountKind = (typeof accountKinds)[number];
+
 export const Account = defineEntity({
   name: 'Account',
   tableName: 'account',
@@ -23,6 +27,7 @@ export const Account = defineEntity({
     emailVerifiedAt: p.datetime().nullable(),
     /** The language the member picked (`en`, `zh-CN`), for the web app and their email; null follows the browser. */
     locale: p.string().length(16).nullable(),
+    kind: p.enum(accountKinds).default('person'),
   },
 });
 

@@ -19,6 +19,10 @@ export const ApiKey = defineEntity({
     last4: p.string().length(4),
     lastUsedAt: p.datetime().nullable(),
     revokedAt: p.datetime().nullable(),
+    /** Organisation keys: the CIDRs calls may come from; empty = anywhere. */
+    allowedCidrs: p.json<string[]>().default([]),
+    /** Organisation keys: the member who minted it. */
+    createdBy: p.uuid().nullable(),
   },
 });
 

@@ -30,6 +30,13 @@ export interface ResolvedCredential {
   touch: { table: TouchedTable; id: string } | null;
   /** Set when the owning account is disabled: the credential is known but must be refused. */
   disabled: boolean;
+  /** Resolver-specific data kept with the cache entry (e.g. an organisation key's IP allow-list). */
+  extra?: unknown;
+}
+
+/** Where a bearer request comes from: the client address (the socket peer, or X-Forwarded-For from a trusted proxy). */
+export interface BearerClient {
+  ip: string;
 }
 
 /** A session cookie's outcome: a principal, or signed out with the reason when there is one. */
@@ -41,6 +48,11 @@ export interface CredentialResolver {
   /** Human name for error messages, e.g. "API key". */
   label: string;
   resolve(tokenHash: string): Promise<ResolvedCredential | null>;
+  /**
+   * Runs on every successful authentication with this resolver's credential (cached or not), after the
+   * common checks: may refuse the request by throwing (an IP allow-list) and may record the use.
+   */
+  admit?(found: ResolvedCredential, client: BearerClient | undefined): void;
 }
 
 interface CacheEntry extends ResolvedCredential {
@@ -142,7 +154,7 @@ export class IdentityService {
    * `account_disabled`) with a message saying what is wrong. Accepts device-login session tokens and API keys; web session tokens only
    * work as the cookie.
    */
-  async authenticateBearer(authorization: string | undefined): Promise<Principal> {
+  async authenticateBearer(authorization: string | undefined, client?: BearerClient): Promise<Principal> {
     if (authorization === undefined || authorization.trim() === '') {
       throw signInRequired('Sign in required: send "Authorization: Bearer <API key or session token>".');
     }
@@ -158,6 +170,7 @@ export class IdentityService {
       throw signInRequired(`The ${resolver.label} is not valid: it is unknown or has been revoked.`);
     }
     this.#check(found, resolver.label);
+    resolver.admit?.(found, client);
     return found.principal;
   }
 

@@ -14,7 +14,7 @@ export async function speechRoutes(app: FastifyInstance): Promise<void> {
   app.post(speechPath, { config: { ipLimit: false } }, (request, reply) => pipeline.serve(request, reply, (principal) => speech.plan(request.body, (id) => pipeline.modelNotFound(principal, id))));
 
   app.get('/v1/audio/voices', async (request) => {
-    await identity.authenticateBearer(request.headers.authorization);
+    await identity.authenticateBearer(request.headers.authorization, { ip: request.ip });
     return { object: 'list', data: listVoices().map((voice) => ({ object: 'voice', ...voice })) };
   });
 }

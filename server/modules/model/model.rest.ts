@@ -13,12 +13,12 @@ export async function modelRoutes(app: FastifyInstance): Promise<void> {
 
   // Only the ids the payer's package may use (config `plans.<id>.models`; default all).
   app.get('/v1/models', async (request) => {
-    const principal = await services.identity.authenticateBearer(request.headers.authorization);
+    const principal = await services.identity.authenticateBearer(request.headers.authorization, { ip: request.ip });
     return { object: 'list', data: services.entitlements.of(principal.payer.package).modelIds.map(modelObject) };
   });
 
   app.get<{ Params: { id: string } }>('/v1/models/:id', async (request) => {
-    const principal = await services.identity.authenticateBearer(request.headers.authorization);
+    const principal = await services.identity.authenticateBearer(request.headers.authorization, { ip: request.ip });
     const model = services.entitlements.allows(principal.payer.package, request.params.id) ? services.models.get(request.params.id) : undefined;
     if (!model) {
       const message = bilingual('The model {id} does not exist; GET /v1/models lists the ids.', '模型 {id} 不存在；GET /v1/models 会列出可用的模型 ID。', { id: request.params.id });

@@ -16,7 +16,10 @@ export interface Entitlements {
   pools: Record<ModelClass, Record<PoolWindow, Micros>>;
 }
 
+/** The plans on the pricing page. */
 export const planIds: readonly PlanId[] = ['free', 'pro', 'max'];
+/** Every plan, with those only staff assign (`enterprise`, for organisations). */
+export const allPlanIds: readonly PlanId[] = [...planIds, 'enterprise'];
 
 export class EntitlementCatalogue {
   readonly #packages = new Map<string, Entitlements & { models: ReadonlySet<string> }>();
@@ -24,7 +27,7 @@ export class EntitlementCatalogue {
 
   constructor(config: Config) {
     const catalogue = Object.keys(config.models);
-    for (const planId of planIds) {
+    for (const planId of allPlanIds) {
       const plan = config.plans[planId];
       const modelIds = plan.models ? catalogue.filter((id) => plan.models!.includes(id)) : catalogue;
       for (const pkg of plan.packages) {

@@ -5,7 +5,7 @@
  */
 import { modelClasses, poolWindows, type Config, type ModelClass, type PlanId, type PoolWindow } from '../../config/config.ts';
 import { money, type Money } from '../../config/money.ts';
-import { planIds, type EntitlementCatalogue } from './entitlements.ts';
+import { allPlanIds, planIds, type EntitlementCatalogue } from './entitlements.ts';
 
 export interface Pool {
   class: ModelClass;
@@ -33,9 +33,11 @@ export interface Plan {
 
 export class PlanService {
   readonly #plans: Plan[];
+  /** With the plans only staff assign (enterprise): what `findPackage` searches. */
+  readonly #all: Plan[];
 
   constructor(config: Config, entitlements: EntitlementCatalogue) {
-    this.#plans = planIds.map((id) => {
+    this.#all = allPlanIds.map((id) => {
       const plan = config.plans[id];
       return {
         id,
@@ -52,6 +54,7 @@ export class PlanService {
         })),
       };
     });
+    this.#plans = this.#all.filter((plan) => planIds.includes(plan.id));
   }
 
   list(): Plan[] {
@@ -60,7 +63,7 @@ export class PlanService {
 
   /** The package with this id and the plan it belongs to. */
   findPackage(packageId: string): { plan: Plan; pkg: PlanPackage } | undefined {
-    for (const plan of this.#plans) {
+    for (const plan of this.#all) {
       const pkg = plan.packages.find((candidate) => candidate.id === packageId);
       if (pkg) return { plan, pkg };
     }
