@@ -19,19 +19,19 @@ export function ApplicationTimeline({ events, applicantEmail }: { events: Enterp
   const format = useFormat();
   return (
     <ol className="timeline">
-      {events.map((event, index) => (
-        <li key={`${event.at}-${index}`} className={`timeline__item timeline__item--${event.state}`}>
+      {events.map((event) => (
+        <li key={event.id} className={`timeline__item timeline__item--${event.action}`}>
           <span className="timeline__dot" aria-hidden="true" />
           <div className="timeline__body">
             <p className="timeline__what">
-              <strong>{t(`timeline.${event.state}`)}</strong>
+              <strong>{t(`timeline.${event.action}`)}</strong>
               <span className="muted">
                 {' · '}
                 <time dateTime={event.at}>{format.dateTime(event.at)}</time>
                 {' · '}
-                {event.actorEmail === null
+                {event.actorKind === 'system' || event.actorEmail === null
                   ? t('timeline.bySvc')
-                  : applicantEmail !== undefined && event.actorEmail === applicantEmail
+                  : event.actorKind === 'applicant' || event.actorEmail === applicantEmail
                     ? t('timeline.byApplicant', { email: event.actorEmail })
                     : t('timeline.by', { email: event.actorEmail })}
               </span>

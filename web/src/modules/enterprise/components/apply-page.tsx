@@ -103,7 +103,6 @@ function ApplicationCard({ application, email }: { application: EnterpriseApplic
   const [withdraw, withdrawing] = useMutation(WITHDRAW_ENTERPRISE_APPLICATION);
   const [problem, setProblem] = useState<unknown>(null);
   const id = useId();
-  const decision = [...application.timeline].reverse().find((event) => event.state === application.state);
   const onWithdraw = async () => {
     if (!window.confirm(t('status.confirmWithdraw', { organisation: application.organisation }))) return;
     setProblem(null);
@@ -125,7 +124,7 @@ function ApplicationCard({ application, email }: { application: EnterpriseApplic
         <ApplicationStateBadge state={application.state} />
       </header>
       <div className="app-card__message" role="status">
-        <StatusMessage application={application} note={decision?.note ?? null} />
+        <StatusMessage application={application} note={application.decisionNote} />
       </div>
       {application.state === 'pending_review' && (
         <div className="actions app-card__actions">

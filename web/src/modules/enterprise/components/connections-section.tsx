@@ -52,16 +52,11 @@ export function ConnectionsSection({ organisation, live }: { organisation: Organ
                 return (
                   <tr key={`${connection.keyId}-${connection.ip}`} data-ip={connection.ip}>
                     <td>
-                      {key ? (
-                        <>
-                          {key.name}{' '}
-                          <code className="muted">
-                            {key.prefix}…{key.last4}
-                          </code>
-                        </>
-                      ) : (
-                        <span className="muted">{t('connections.revokedKey')}</span>
-                      )}
+                      {connection.keyName}{' '}
+                      <code className="muted">
+                        {key ? `${key.prefix}…${key.last4}` : `${connection.keyPrefix}…`}
+                      </code>
+                      {!key && <span className="cell-note">{t('connections.revokedKey')}</span>}
                     </td>
                     <td>
                       <code>{connection.ip}</code>

@@ -150,7 +150,7 @@ function OrganisationSummary({ organisation, live }: { organisation: Organisatio
     <section className="org-summary" aria-label={t('console.summaryLabel')}>
       <div className="org-summary__name">
         <h2>{organisation.name}</h2>
-        <span className={`org-role org-role--${organisation.viewerRole}`}>{t(`role.${organisation.viewerRole}`)}</span>
+        {organisation.viewerRole && <span className={`org-role org-role--${organisation.viewerRole}`}>{t(`role.${organisation.viewerRole}`)}</span>}
       </div>
       <p className="muted">
         <Trans
@@ -160,10 +160,16 @@ function OrganisationSummary({ organisation, live }: { organisation: Organisatio
           components={{ code: <code /> }}
         />
       </p>
-      {!organisation.viewerCanManage && (
+      {organisation.viewerRole === null ? (
         <p className="notice notice--info" role="note">
-          {t('console.readOnly')}
+          {t('console.staffView')}
         </p>
+      ) : (
+        !organisation.viewerCanManageKeys && (
+          <p className="notice notice--info" role="note">
+            {t('console.readOnly')}
+          </p>
+        )
       )}
       {live === 'interrupted' && (
         <p className="notice notice--warn" role="status">

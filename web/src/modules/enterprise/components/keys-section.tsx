@@ -47,7 +47,7 @@ export function KeysSection({ organisation }: { organisation: OrganisationConsol
   const [local, setLocal] = useState<'nameRequired' | 'badCidr' | null>(null);
   const [badCidrs, setBadCidrs] = useState<string[]>([]);
   const [revoking, setRevoking] = useState<string | null>(null);
-  const manage = organisation.viewerCanManage;
+  const manage = organisation.viewerCanManageKeys;
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -79,7 +79,7 @@ export function KeysSection({ organisation }: { organisation: OrganisationConsol
     setProblem(null);
     setRevoking(keyId);
     try {
-      await revoke({ variables: { id: keyId } });
+      await revoke({ variables: { id: keyId, organisationId: organisation.id } });
     } catch (caught) {
       setProblem(caught);
     } finally {

@@ -1,12 +1,15 @@
-/** Who belongs to the organisation and in which role; owners and admins add people by email and remove them. */
+/**
+ * Who belongs to the organisation and in which role, and who is invited. The owner adds people by email
+ * (an email without an svc account is invited, and joins when it signs up), removes them, and cancels
+ * invitations.
+ */
 import { useMutation } from '@apollo/client/react';
 import { useId, useState, type FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useFormat } from '../../../lib/format.ts';
 import { ProblemLine } from '../../shell/components/query-state.tsx';
-import { ADD_ORGANISATION_MEMBER } from '../graphql/add-organisation-member.mutation.ts';
+import { INVITE_ORGANISATION_MEMBER, type InvitationRole } from '../graphql/invite-organisation-member.mutation.ts';
 import type { OrganisationConsole } from '../graphql/organisation-console.query.ts';
-import type { OrganisationRole } from '../graphql/organisation.fragment.ts';
 import { REMOVE_ORGANISATION_MEMBER } from '../graphql/remove-organisation-member.mutation.ts';
 
 export function MembersSection({ organisation }: { organisation: OrganisationConsole }) {
@@ -14,15 +17,15 @@ export function MembersSection({ organisation }: { organisation: OrganisationCon
   const format = useFormat();
   const id = useId();
   const refetch = { refetchQueries: ['OrganisationConsole'], awaitRefetchQueries: true };
-  const [add, adding] = useMutation(ADD_ORGANISATION_MEMBER, refetch);
+  const [add, adding] = useMutation(INVITE_ORGANISATION_MEMBER, refetch);
   const [remove] = useMutation(REMOVE_ORGANISATION_MEMBER, refetch);
   const [email, setEmail] = useState('');
-  const [role, setRole] = useState<OrganisationRole>('member');
+  const [role, setRole] = useState<InvitationRole>('member');
   const [problem, setProblem] = useState<unknown>(null);
   const [emailProblem, setEmailProblem] = useState(false);
-  const [added, setAdded] = useState<string | null>(null);
+  const [added, setAdded] = useState<{ email: string; invited: boolean } | null>(null);
   const [removing, setRemoving] = useState<string | null>(null);
-  const manage = organisation.viewerCanManage;
+  const manage = organisation.viewerCanManageMembers;
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -35,15 +38,17 @@ export function MembersSection({ organisation }: { organisation: OrganisationCon
     }
     setEmailProblem(false);
     try {
-      await add({ variables: { organisationId: organisation.id, email: address, role } });
-      setAdded(address);
+      const result = await add({ variables: { organisationId: organisation.id, email: address, role } });
+      setAdded({ email: address, invited: Boolean(result.data?.inviteOrganisationMember.invitation) });
       setEmail('');
     } catch (caught) {
       setProblem(caught);
     }
   };
-  const onRemove = async (accountId: string, memberEmail: string) => {
-    if (!window.confirm(t('members.confirmRemove', { email: memberEmail, organisation: organisation.name }))) return;
+  // An invitation is cancelled through the same mutation, by its id.
+  const onRemove = async (accountId: string, memberEmail: string, invitation = false) => {
+    const question = invitation ? t('members.confirmCancel', { email: memberEmail }) : t('members.confirmRemove', { email: memberEmail, organisation: organisation.name });
+    if (!window.confirm(question)) return;
     setProblem(null);
     setRemoving(accountId);
     try {
@@ -76,7 +81,7 @@ export function MembersSection({ organisation }: { organisation: OrganisationCon
           </label>
           <label className="field" htmlFor={`${id}-role`}>
             <span>{t('members.role')}</span>
-            <select id={`${id}-role`} value={role} onChange={(event) => setRole(event.target.value as OrganisationRole)}>
+            <select id={`${id}-role`} value={role} onChange={(event) => setRole(event.target.value as InvitationRole)}>
               <option value="member">{t('role.member')}</option>
               <option value="admin">{t('role.admin')}</option>
             </select>
@@ -94,7 +99,7 @@ export function MembersSection({ organisation }: { organisation: OrganisationCon
       )}
       {added && (
         <p className="notice" role="status">
-          {t('members.added', { email: added })}
+          {added.invited ? t('members.invited', { email: added.email }) : t('members.added', { email: added.email })}
         </p>
       )}
       <ProblemLine error={problem} />
@@ -119,7 +124,7 @@ export function MembersSection({ organisation }: { organisation: OrganisationCon
                 <td>
                   <span className={`org-role org-role--${member.role}`}>{t(`role.${member.role}`)}</span>
                 </td>
-                <td className="nowrap">{format.dateTime(member.addedAt)}</td>
+                <td className="nowrap">{format.dateTime(member.joinedAt)}</td>
                 {manage && (
                   <td className="data-table__actions">
                     {member.role !== 'owner' && (
@@ -132,6 +137,29 @@ export function MembersSection({ organisation }: { organisation: OrganisationCon
                         {removing === member.accountId ? t('members.removing') : t('members.remove')}
                       </button>
                     )}
+                  </td>
+                )}
+              </tr>
+            ))}
+            {organisation.invitations.map((invitation) => (
+              <tr key={invitation.id} className="console-table__invited">
+                <td>
+                  {invitation.email} <span className="badge badge--muted">{t('members.invitedLabel')}</span>
+                </td>
+                <td>
+                  <span className={`org-role org-role--${invitation.role}`}>{t(`role.${invitation.role}`)}</span>
+                </td>
+                <td className="nowrap muted">{t('members.invitedOn', { time: format.dateTime(invitation.invitedAt) })}</td>
+                {manage && (
+                  <td className="data-table__actions">
+                    <button
+                      type="button"
+                      className="button button--ghost"
+                      disabled={removing === invitation.id}
+                      onClick={() => void onRemove(invitation.id, invitation.email, true)}
+                    >
+                      {removing === invitation.id ? t('members.removing') : t('members.cancelInvite')}
+                    </button>
                   </td>
                 )}
               </tr>

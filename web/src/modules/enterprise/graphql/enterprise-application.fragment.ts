@@ -4,11 +4,15 @@ import type { TypedDocumentNode } from '@apollo/client';
 export type EnterpriseApplicationKind = 'commercial' | 'enterprise';
 export type EnterpriseApplicationState = 'pending_review' | 'approved' | 'rejected' | 'withdrawn';
 
-/** One entry of an application's timeline: a state it entered, who moved it there, and their note. */
+export type EnterpriseApplicationAction = 'submitted' | 'approved' | 'rejected' | 'withdrawn';
+export type EnterpriseApplicationActorKind = 'applicant' | 'staff' | 'system';
+
+/** One entry of an application's timeline: what happened, who did it (svc itself for an auto-approval), their note. */
 export interface EnterpriseApplicationEventFragment {
+  id: string;
   at: string;
-  state: EnterpriseApplicationState;
-  /** Who acted: the applicant, a staff member, or nobody (svc itself, e.g. a commercial auto-approval). */
+  action: EnterpriseApplicationAction;
+  actorKind: EnterpriseApplicationActorKind;
   actorEmail: string | null;
   note: string | null;
 }
@@ -27,6 +31,9 @@ export interface EnterpriseApplicationFragment {
   autoApproved: boolean;
   submittedAt: string;
   decidedAt: string | null;
+  /** The approval note or the rejection reason, shown to the applicant. */
+  decisionNote: string | null;
+  packageId: string | null;
   organisationId: string | null;
   timeline: EnterpriseApplicationEventFragment[];
 }
@@ -45,10 +52,14 @@ export const ENTERPRISE_APPLICATION_FRAGMENT: TypedDocumentNode<EnterpriseApplic
     autoApproved
     submittedAt
     decidedAt
+    decisionNote
+    packageId
     organisationId
     timeline {
+      id
       at
-      state
+      action
+      actorKind
       actorEmail
       note
     }

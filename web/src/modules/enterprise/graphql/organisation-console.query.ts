@@ -3,6 +3,7 @@ import type { TypedDocumentNode } from '@apollo/client';
 import { USAGE_RECORD_FRAGMENT, type UsageRecordFragment } from '../../usage/graphql/usage-record.fragment.ts';
 import { USAGE_FRAGMENT, type UsageFragment } from '../../usage/graphql/usage.fragment.ts';
 import { ORGANISATION_CONNECTION_FRAGMENT, type OrganisationConnectionFragment } from './organisation-connection.fragment.ts';
+import { ORGANISATION_INVITATION_FRAGMENT, type OrganisationInvitationFragment } from './organisation-invitation.fragment.ts';
 import { ORGANISATION_KEY_FRAGMENT, type OrganisationKeyFragment } from './organisation-key.fragment.ts';
 import { ORGANISATION_MEMBER_FRAGMENT, type OrganisationMemberFragment } from './organisation-member.fragment.ts';
 import { ORGANISATION_FRAGMENT, type OrganisationFragment } from './organisation.fragment.ts';
@@ -11,6 +12,8 @@ export interface OrganisationConsole extends OrganisationFragment {
   keys: OrganisationKeyFragment[];
   connections: OrganisationConnectionFragment[];
   members: OrganisationMemberFragment[];
+  /** Emails invited that have not signed up yet. */
+  invitations: OrganisationInvitationFragment[];
   usage: UsageFragment;
   usageHistory: { nodes: UsageRecordFragment[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
 }
@@ -33,6 +36,9 @@ export const ORGANISATION_CONSOLE_QUERY: TypedDocumentNode<OrganisationConsoleQu
       members {
         ...OrganisationMemberFragment
       }
+      invitations {
+        ...OrganisationInvitationFragment
+      }
       usage {
         ...UsageFragment
       }
@@ -51,6 +57,7 @@ export const ORGANISATION_CONSOLE_QUERY: TypedDocumentNode<OrganisationConsoleQu
   ${ORGANISATION_KEY_FRAGMENT}
   ${ORGANISATION_CONNECTION_FRAGMENT}
   ${ORGANISATION_MEMBER_FRAGMENT}
+  ${ORGANISATION_INVITATION_FRAGMENT}
   ${USAGE_FRAGMENT}
   ${USAGE_RECORD_FRAGMENT}
 `;

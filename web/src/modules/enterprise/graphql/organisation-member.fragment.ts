@@ -6,7 +6,7 @@ export interface OrganisationMemberFragment {
   accountId: string;
   email: string;
   role: OrganisationRole;
-  addedAt: string;
+  joinedAt: string;
 }
 
 export const ORGANISATION_MEMBER_FRAGMENT: TypedDocumentNode<OrganisationMemberFragment> = gql`
@@ -14,6 +14,6 @@ export const ORGANISATION_MEMBER_FRAGMENT: TypedDocumentNode<OrganisationMemberF
     accountId
     email
     role
-    addedAt
+    joinedAt
   }
 `;

@@ -9,9 +9,12 @@ export interface OrganisationFragment {
   name: string;
   packageId: string;
   createdAt: string;
-  viewerRole: OrganisationRole;
-  /** Owner and admins: mint and revoke keys, invite and remove members. */
-  viewerCanManage: boolean;
+  /** Null for staff looking at an organisation they do not belong to. */
+  viewerRole: OrganisationRole | null;
+  /** Owner and admins: mint and revoke keys. */
+  viewerCanManageKeys: boolean;
+  /** Owner: add, invite and remove members. */
+  viewerCanManageMembers: boolean;
 }
 
 export const ORGANISATION_FRAGMENT: TypedDocumentNode<OrganisationFragment> = gql`
@@ -21,6 +24,7 @@ export const ORGANISATION_FRAGMENT: TypedDocumentNode<OrganisationFragment> = gq
     packageId
     createdAt
     viewerRole
-    viewerCanManage
+    viewerCanManageKeys
+    viewerCanManageMembers
   }
 `;

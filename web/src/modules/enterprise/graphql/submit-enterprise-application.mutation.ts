@@ -2,7 +2,7 @@ import { gql } from '@apollo/client';
 import type { TypedDocumentNode } from '@apollo/client';
 import { ENTERPRISE_APPLICATION_FRAGMENT, type EnterpriseApplicationFragment, type EnterpriseApplicationKind } from './enterprise-application.fragment.ts';
 
-export interface SubmitEnterpriseApplicationInput {
+export interface EnterpriseApplicationInput {
   kind: EnterpriseApplicationKind;
   organisation: string;
   contactEmail: string;
@@ -15,9 +15,9 @@ export interface SubmitEnterpriseApplicationInput {
 /** A commercial application comes back approved (and its organisation made); an enterprise one pending. */
 export const SUBMIT_ENTERPRISE_APPLICATION: TypedDocumentNode<
   { submitEnterpriseApplication: EnterpriseApplicationFragment },
-  { input: SubmitEnterpriseApplicationInput }
+  { input: EnterpriseApplicationInput }
 > = gql`
-  mutation SubmitEnterpriseApplication($input: SubmitEnterpriseApplicationInput!) {
+  mutation SubmitEnterpriseApplication($input: EnterpriseApplicationInput!) {
     submitEnterpriseApplication(input: $input) {
       ...EnterpriseApplicationFragment
     }

@@ -76,7 +76,7 @@ export function ApplicationDetailPage() {
                 <ApplicationFacts application={application} />
               </Section>
               <Section title={t('review.detail.timeline')}>
-                <ApplicationTimeline events={application.timeline} applicantEmail={application.applicant.email} />
+                <ApplicationTimeline events={application.timeline} applicantEmail={application.applicant?.email} />
               </Section>
             </div>
             <Applicant application={application} />
@@ -149,7 +149,7 @@ function Decision({ application, onDecided }: { application: ApplicationDetail; 
             onDecided('rejected');
           }}
         >
-          <p>{t('review.detail.rejectDialog.body', { email: application.applicant.email })}</p>
+          <p>{t('review.detail.rejectDialog.body', { email: application.applicant?.email ?? application.contactEmail })}</p>
         </ActionDialog>
       )}
     </div>
@@ -188,7 +188,7 @@ function ApproveDialog({ application, onClose, onConfirm }: { application: Appli
         </label>
       }
     >
-      <p>{t('review.detail.approveDialog.body', { email: application.applicant.email })}</p>
+      <p>{t('review.detail.approveDialog.body', { email: application.applicant?.email ?? application.contactEmail })}</p>
     </ActionDialog>
   );
 }
@@ -198,7 +198,13 @@ function Applicant({ application }: { application: ApplicationDetail }) {
   const format = useFormat();
   const plan = usePlanText();
   const applicant = application.applicant;
-  const others = applicant.enterpriseApplications.filter((other) => other.id !== application.id);
+  const others = application.otherApplications.filter((other) => other.id !== application.id);
+  if (!applicant)
+    return (
+      <Section title={t('review.detail.applicant.heading')}>
+        <p className="muted">{t('review.detail.applicant.gone')}</p>
+      </Section>
+    );
   const month = applicant.usage.pools.filter((pool) => pool.window === 'month');
   return (
     <Section title={t('review.detail.applicant.heading')}>

@@ -159,8 +159,14 @@ function QueueTable({ applications, arrived }: { applications: ReviewApplication
               </th>
               <td>{t(`kind.${application.kind}.name`)}</td>
               <td>
-                <Link to={`/admin/accounts/${application.applicant.id}`}>{application.applicant.email}</Link>
-                <span className="cell-note">{t('review.accountAge', { age: format.duration(Math.max(0, now - Date.parse(application.applicant.createdAt))) })}</span>
+                {application.applicant ? (
+                  <>
+                    <Link to={`/admin/accounts/${application.applicant.id}`}>{application.applicant.email}</Link>
+                    <span className="cell-note">{t('review.accountAge', { age: format.duration(Math.max(0, now - Date.parse(application.applicant.createdAt))) })}</span>
+                  </>
+                ) : (
+                  <span className="muted">{t('review.detail.applicant.gone')}</span>
+                )}
               </td>
               <td>{countryName(application.country)}</td>
               <td className="num">{format.compact(application.expectedMonthlyTokens)}</td>

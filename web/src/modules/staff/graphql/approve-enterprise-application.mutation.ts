@@ -7,7 +7,7 @@ export const APPROVE_ENTERPRISE_APPLICATION: TypedDocumentNode<
   { approveEnterpriseApplication: EnterpriseApplicationFragment },
   { id: string; note: string | null; packageId: string | null }
 > = gql`
-  mutation ApproveEnterpriseApplication($id: ID!, $note: String, $packageId: String) {
+  mutation ApproveEnterpriseApplication($id: ID!, $note: String, $packageId: ID) {
     approveEnterpriseApplication(id: $id, note: $note, packageId: $packageId) {
       ...EnterpriseApplicationFragment
     }

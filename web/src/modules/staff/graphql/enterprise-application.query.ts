@@ -5,10 +5,10 @@ import { USAGE_FRAGMENT, type UsageFragment } from '../../usage/graphql/usage.fr
 import { STAFF_ACCOUNT_FRAGMENT, type StaffAccountFragment } from './staff-account.fragment.ts';
 
 export interface ApplicationDetail extends EnterpriseApplicationFragment {
-  applicant: StaffAccountFragment & {
-    usage: UsageFragment;
-    enterpriseApplications: EnterpriseApplicationFragment[];
-  };
+  /** Null only if the account is gone. */
+  applicant: (StaffAccountFragment & { usage: UsageFragment }) | null;
+  /** The applicant's other applications, newest first. */
+  otherApplications: EnterpriseApplicationFragment[];
 }
 
 export interface EnterpriseApplicationQuery {
@@ -25,9 +25,9 @@ export const ENTERPRISE_APPLICATION_QUERY: TypedDocumentNode<EnterpriseApplicati
         usage {
           ...UsageFragment
         }
-        enterpriseApplications {
-          ...EnterpriseApplicationFragment
-        }
+      }
+      otherApplications {
+        ...EnterpriseApplicationFragment
       }
     }
   }

@@ -7,7 +7,7 @@ import {
 } from '../../enterprise/graphql/enterprise-application.fragment.ts';
 
 export interface ReviewApplication extends EnterpriseApplicationFragment {
-  applicant: { id: string; email: string; createdAt: string; planPackage: string };
+  applicant: { id: string; email: string; createdAt: string; planPackage: string } | null;
 }
 
 export interface EnterpriseApplicationsQuery {
