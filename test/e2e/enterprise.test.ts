@@ -165,7 +165,7 @@ describe('enterprise organisations', () => {
       // The queue is empty again, and the approved filter lists it.
       await staff.goto('/admin/applications');
       await staff.getByText('Nothing is waiting for review.').waitFor();
-      await staff.getByRole('radio', { name: 'Approved' }).click();
+      await staff.getByRole('radio', { name: 'Approved', exact: true }).click();
       await staff.locator('tr', { hasText: organisation }).waitFor();
       await shot(staff, 'queue-approved');
 
