@@ -5,7 +5,8 @@
  * UI string left (product names, model ids, code and data excepted). Switching to English in the header
  * sticks across a reload, follows the member to a new browser (stored on the account), and a signed-out
  * choice sticks too (cookie). The admin app (dashboard, accounts, an account, the audit log) speaks Chinese
- * to support staff in a zh-CN browser. Screenshots in both languages land in test-results/.
+ * to support staff in a zh-CN browser, and so do the enterprise pages (an application, the review queue, the
+ * console with a key and its connecting address). Screenshots in both languages land in test-results/.
  */
 import { resolve } from 'node:path';
 import OpenAI from 'openai';
@@ -323,6 +324,72 @@ describe('Chinese web app', () => {
       expect(problems).toEqual([]);
     } finally {
       await context.close();
+    }
+  });
+
+  it('renders the enterprise pages in Chinese: a pending application, the review queue and its detail, then the approved page and the console with a key and its address', async () => {
+    const people = seed(testApp);
+    const support = await people.staff('support', 'zh-reviewer');
+    const member = await people.member({ tag: 'zh-applicant' });
+    const organisation = `研究所 ${Date.now()}`;
+    const submitted = await member.web.graphql<{ submitEnterpriseApplication: { id: string; state: string } }>(
+      'mutation($input: EnterpriseApplicationInput!) { submitEnterpriseApplication(input: $input) { id state } }',
+      { input: { kind: 'enterprise', organisation, contactEmail: member.email, website: null, country: 'CN', useCase: '为 40 位研究人员总结实验记录，主要使用快速模型。', expectedMonthlyTokens: 50_000_000 } },
+    );
+    expect(submitted.errors).toBeUndefined();
+    const applicationId = submitted.data!.submitEnterpriseApplication.id;
+    const applicant = await openBrowser('zh-CN');
+    const reviewer = await openBrowser('zh-CN');
+    try {
+      await applicant.context.addCookies([{ name: 'svc_membership_session', value: member.web.cookie!, url: testApp.url }]);
+      await reviewer.context.addCookies([{ name: 'svc_membership_session', value: support.web.cookie!, url: testApp.url }]);
+      await applicant.page.goto('/enterprise/apply');
+      await applicant.page.getByText('我们正在审核您的申请。').waitFor();
+      await expectChinese(applicant.page, 'enterprise-pending');
+
+      await reviewer.page.goto('/admin/applications');
+      await reviewer.page.locator('tr', { hasText: organisation }).waitFor();
+      await expectChinese(reviewer.page, 'admin-applications');
+      await reviewer.page.goto(`/admin/applications/${applicationId}`);
+      await reviewer.page.getByRole('heading', { level: 1, name: organisation }).waitFor();
+      await expectChinese(reviewer.page, 'admin-application');
+      await reviewer.page.getByRole('button', { name: '拒绝' }).click();
+      await reviewer.page.getByRole('dialog').getByRole('button', { name: '拒绝' }).click();
+      await reviewer.page.getByText('请填写原因：申请人会看到，并会记入审计日志。').waitFor();
+      await reviewer.page.screenshot({ path: resolve(resultsDir, 'i18n-zh-admin-application-reject.png') });
+      await reviewer.page.getByRole('dialog').getByRole('button', { name: '取消' }).click();
+      await reviewer.page.getByRole('button', { name: '批准' }).click();
+      await reviewer.page.getByRole('dialog').getByLabel(/^给申请人的备注/).fill('欢迎加入，已为您开通企业版套餐。');
+      await reviewer.page.getByRole('dialog').getByRole('button', { name: '批准' }).click();
+      await reviewer.page.getByRole('status').filter({ hasText: '已批准' }).waitFor();
+      await expectChinese(reviewer.page, 'admin-application-approved');
+
+      // The applicant's page turns by itself, then the console mints a key that a script uses.
+      await applicant.page.getByText('已批准：您的组织已就绪。').waitFor({ timeout: 10_000 });
+      await expectChinese(applicant.page, 'enterprise-approved');
+      await applicant.page.getByRole('link', { name: '打开控制台' }).click();
+      await applicant.page.getByRole('heading', { level: 2, name: organisation }).waitFor();
+      await applicant.page.getByLabel('密钥名称').fill('实验室');
+      await applicant.page.getByRole('button', { name: '创建密钥' }).click();
+      const token = (await applicant.page.getByTestId('new-org-key-token').textContent())!.trim();
+      const client = new OpenAI({ apiKey: token, baseURL: `${testApp.url}/v1`, maxRetries: 0 });
+      await client.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: '你好' }] });
+      await applicant.page.locator('tr[data-ip]').waitFor({ timeout: 10_000 });
+      await applicant.page.locator('[data-request-id]').first().waitFor({ timeout: 10_000 });
+      await expectChinese(applicant.page, 'enterprise-console');
+
+      // The same pages in English, for comparison.
+      await applicant.page.getByLabel('语言').selectOption('en');
+      await applicant.page.getByRole('heading', { level: 1, name: 'Organisation console' }).waitFor();
+      await applicant.page.screenshot({ path: resolve(resultsDir, 'i18n-en-enterprise-console.png'), fullPage: true });
+      await reviewer.page.getByLabel('语言').selectOption('en');
+      await reviewer.page.getByRole('heading', { level: 2, name: 'Timeline' }).waitFor();
+      await reviewer.page.screenshot({ path: resolve(resultsDir, 'i18n-en-admin-application-approved.png'), fullPage: true });
+      expect(applicant.problems).toEqual([]);
+      expect(reviewer.problems).toEqual([]);
+    } finally {
+      await applicant.context.close();
+      await reviewer.context.close();
     }
   });
 

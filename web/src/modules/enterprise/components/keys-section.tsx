@@ -48,6 +48,12 @@ export function KeysSection({ organisation }: { organisation: OrganisationConsol
   const [badCidrs, setBadCidrs] = useState<string[]>([]);
   const [revoking, setRevoking] = useState<string | null>(null);
   const manage = organisation.viewerCanManageKeys;
+  // The connection counts are pushed live; a key's stored last use may trail them by a flush.
+  const lastUsed = (keyId: string, stored: string | null) =>
+    organisation.connections
+      .filter((connection) => connection.keyId === keyId)
+      .map((connection) => connection.lastSeenAt)
+      .reduce<string | null>((latest, seen) => (latest === null || Date.parse(seen) > Date.parse(latest) ? seen : latest), stored);
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -74,6 +80,7 @@ export function KeysSection({ organisation }: { organisation: OrganisationConsol
       setProblem(caught);
     }
   };
+  const lastUsedText = (iso: string | null) => (iso ? format.dateTime(iso) : <span className="muted">{t('never')}</span>);
   const remove = async (keyId: string, keyName: string) => {
     if (!window.confirm(t('keys.confirmRevoke', { name: keyName, organisation: organisation.name }))) return;
     setProblem(null);
@@ -201,7 +208,7 @@ export function KeysSection({ organisation }: { organisation: OrganisationConsol
                     )}
                   </td>
                   <td className="nowrap">{format.dateTime(key.createdAt)}</td>
-                  <td className="nowrap">{key.lastUsedAt ? format.dateTime(key.lastUsedAt) : <span className="muted">{t('never')}</span>}</td>
+                  <td className="nowrap">{lastUsedText(lastUsed(key.id, key.lastUsedAt))}</td>
                   {manage && (
                     <td className="data-table__actions">
                       <button type="button" className="button button--ghost" disabled={revoking === key.id} onClick={() => void remove(key.id, key.name)}>

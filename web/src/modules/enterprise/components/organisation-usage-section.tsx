@@ -1,7 +1,7 @@
 /** The organisation's pools and its recent requests, drawn with `/account/usage`'s own components. */
 import { useEffect, useId, useState } from 'react';
-import { Trans, useTranslation } from 'react-i18next';
-import { modelClasses, usePackageName, usePlanText } from '../../plan/components/plan-labels.ts';
+import { useTranslation } from 'react-i18next';
+import { modelClasses, usePlanText } from '../../plan/components/plan-labels.ts';
 import { EmptyState } from '../../shell/components/query-state.tsx';
 import { PoolGauge } from '../../usage/components/pool-gauge.tsx';
 import { UsageHistoryTable } from '../../usage/components/usage-history-table.tsx';
@@ -11,7 +11,6 @@ import type { OrganisationConsole } from '../graphql/organisation-console.query.
 export function OrganisationUsageSection({ organisation }: { organisation: OrganisationConsole }) {
   const { t } = useTranslation(['enterprise', 'usage']);
   const plan = usePlanText();
-  const packageName = usePackageName();
   const id = useId();
   const now = useMinuteClock();
   const { usage, usageHistory } = organisation;
@@ -21,12 +20,7 @@ export function OrganisationUsageSection({ organisation }: { organisation: Organ
         <div className="section__head">
           <h2 id={`${id}-pools`}>{t('usage.pools')}</h2>
           <p className="muted">
-            <Trans
-              t={t}
-              i18nKey="usage.poolsNote"
-              values={{ plan: packageName(usage.packageId), currency: usage.currency, timezone: usage.timezone }}
-              components={{ strong: <strong /> }}
-            />
+            {t('usage.poolsNote', { currency: usage.currency, timezone: usage.timezone })}
           </p>
         </div>
         <div className="usage-classes">

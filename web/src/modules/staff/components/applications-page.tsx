@@ -111,7 +111,7 @@ export function ApplicationsPage() {
           <p className="admin-count muted">
             {page.pageInfo.hasNextPage ? t('review.countMore', { count: page.nodes.length }) : t('review.count', { count: page.nodes.length })}
           </p>
-          <QueueTable applications={page.nodes} arrived={arrived} />
+          <QueueTable applications={page.nodes} arrived={arrived} showState={filter === 'all'} />
           {page.pageInfo.hasNextPage && (
             <div className="actions">
               <button type="button" className="button button--ghost" onClick={() => void more()} disabled={loadingMore}>
@@ -125,7 +125,7 @@ export function ApplicationsPage() {
   );
 }
 
-function QueueTable({ applications, arrived }: { applications: ReviewApplication[]; arrived: string[] }) {
+function QueueTable({ applications, arrived, showState }: { applications: ReviewApplication[]; arrived: string[]; showState: boolean }) {
   const { t } = useTranslation('enterprise');
   const format = useFormat();
   const countryName = useCountryName();
@@ -143,7 +143,7 @@ function QueueTable({ applications, arrived }: { applications: ReviewApplication
               {t('review.columns.tokens')}
             </th>
             <th scope="col">{t('review.columns.submitted')}</th>
-            <th scope="col">{t('review.columns.state')}</th>
+            {showState && <th scope="col">{t('review.columns.state')}</th>}
           </tr>
         </thead>
         <tbody>
@@ -161,7 +161,9 @@ function QueueTable({ applications, arrived }: { applications: ReviewApplication
               <td>
                 {application.applicant ? (
                   <>
-                    <Link to={`/admin/accounts/${application.applicant.id}`}>{application.applicant.email}</Link>
+                    <Link to={`/admin/accounts/${application.applicant.id}`} className="review-table__email" title={application.applicant.email}>
+                      {application.applicant.email}
+                    </Link>
                     <span className="cell-note">{t('review.accountAge', { age: format.duration(Math.max(0, now - Date.parse(application.applicant.createdAt))) })}</span>
                   </>
                 ) : (
@@ -172,13 +174,17 @@ function QueueTable({ applications, arrived }: { applications: ReviewApplication
               <td className="num">{format.compact(application.expectedMonthlyTokens)}</td>
               <td className="nowrap">
                 {format.dateTime(application.submittedAt)}
-                {application.state === 'pending_review' && (
+                {application.state === 'pending_review' ? (
                   <span className="cell-note">{t('review.waiting', { duration: format.duration(Math.max(0, now - Date.parse(application.submittedAt))) })}</span>
+                ) : (
+                  application.decidedAt && <span className="cell-note">{t('review.decided', { time: format.dateTime(application.decidedAt) })}</span>
                 )}
               </td>
-              <td>
-                <ApplicationStateBadge state={application.state} />
-              </td>
+              {showState && (
+                <td>
+                  <ApplicationStateBadge state={application.state} />
+                </td>
+              )}
             </tr>
           ))}
         </tbody>
