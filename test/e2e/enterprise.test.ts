@@ -39,7 +39,11 @@ afterAll(async () => {
   await cleanup?.();
 });
 
-const shot = (page: Page, name: string) => page.screenshot({ path: resolve(resultsDir, `enterprise-${name}.png`), fullPage: true });
+// From the top: the sticky header would otherwise be drawn over the middle of a full-page shot.
+const shot = async (page: Page, name: string) => {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: resolve(resultsDir, `enterprise-${name}.png`), fullPage: true });
+};
 const notReloaded = (page: Page) => page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded === true);
 
 describe('enterprise organisations', () => {

@@ -266,7 +266,8 @@ function validate(draft: Draft): Problems {
   return problems;
 }
 
-const fieldOrder: Field[] = ['organisation', 'kind', 'contactEmail', 'website', 'country', 'useCase', 'expectedMonthlyTokens'];
+// The order the fields appear in, so the first problem focused is the first one seen.
+const fieldOrder: Field[] = ['kind', 'organisation', 'contactEmail', 'website', 'country', 'expectedMonthlyTokens', 'useCase'];
 
 function ApplicationForm({ email, onSubmitted }: { email: string; onSubmitted(): void }) {
   const { t } = useTranslation('enterprise');
@@ -391,7 +392,8 @@ function ApplicationForm({ email, onSubmitted }: { email: string; onSubmitted():
         </label>
         <label className="field" htmlFor={`${id}-website`}>
           <span>
-            {t('fields.website')} <span className="muted">{t('form.optional')}</span>
+            {t('fields.website')}
+            <span className="muted optional-mark">{t('form.optional')}</span>
           </span>
           <input
             id={`${id}-website`}

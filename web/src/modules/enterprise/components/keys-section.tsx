@@ -133,7 +133,8 @@ export function KeysSection({ organisation }: { organisation: OrganisationConsol
           </label>
           <label className="field" htmlFor={`${id}-cidrs`}>
             <span>
-              {t('keys.allowList')} <span className="muted">{t('form.optional')}</span>
+              {t('keys.allowList')}
+            <span className="muted optional-mark">{t('form.optional')}</span>
             </span>
             <textarea
               id={`${id}-cidrs`}
