@@ -70,10 +70,10 @@ export const applicationWithdrawnMail: Localized<(values: DecisionValues) => Mai
 export const invitationMail: Localized<(values: { organisation: string; role: string; url: string }) => MailText> = {
   en: ({ organisation, role, url }) => ({
     subject: `svc: you are invited to ${organisation}`,
-    text: `You were invited to the organisation ${organisation} on svc as ${role}. Sign in (or sign up) with this email address at ${url} and it appears in your enterprise console.`,
+    text: `You were invited to the organisation ${organisation} on svc as ${role}. Sign in at ${url} with a sign-in code sent to this email address (that confirms it is yours) and the organisation appears in your enterprise console.`,
   }),
   'zh-CN': ({ organisation, role, url }) => ({
     subject: `svc：您受邀加入 ${organisation}`,
-    text: `您受邀以 ${role} 身份加入 svc 上的组织 ${organisation}。请使用此邮箱在 ${url} 登录（或注册），该组织会出现在您的企业控制台中。`,
+    text: `您受邀以 ${role} 身份加入 svc 上的组织 ${organisation}。请在 ${url} 使用发送到此邮箱的登录验证码登录（以确认邮箱属于您），该组织随后会出现在您的企业控制台中。`,
   }),
 };

@@ -411,12 +411,15 @@ builder.mutationField('revokeOrganisationKey', (t) =>
   t.field({
     type: OrganisationKeyRef,
     authScopes: { signedIn: true },
-    description: 'Owner and admins (web session): revokes an organisation key; it stops working at once on every server.',
+    description:
+      "Owner and admins (web session): revokes an organisation key; it stops working at once on every server. Staff may revoke any organisation's key with a reason (audited).",
     args: {
       id: t.arg.id({ required: true, description: 'Key id.' }),
       organisationId: t.arg.id({ description: 'Organisation id (optional; checked when given).' }),
+      reason: t.arg.string({ description: "Why: required when staff revoke a key of an organisation they are not a member of (it goes into the audit log)." }),
     },
-    resolve: (_root, args, { principal, services }) => services.enterprise.revokeKey(principal, String(args.id), args.organisationId ? String(args.organisationId) : null),
+    resolve: (_root, args, { principal, services, requestId }) =>
+      services.enterprise.revokeKey(principal, String(args.id), args.organisationId ? String(args.organisationId) : null, { reason: args.reason, requestId }),
   }),
 );
 

@@ -512,21 +512,49 @@ export class EnterpriseService {
     return { key: keyView(key), token };
   }
 
-  /** Revokes an organisation key (owner and admins); it stops working at once on every instance. */
-  async revokeKey(actor: authz.Actor, keyId: string, organisationId?: string | null): Promise<OrganisationKeyView> {
+  /**
+   * Revokes an organisation key; it stops working at once on every instance. The organisation's owner and
+   * admins need no reason; staff who are not members (`api-key:revoke-any`) must give one, and are audited.
+   */
+  async revokeKey(actor: authz.Actor, keyId: string, organisationId?: string | null, options: { reason?: string | null; requestId?: string | null } = {}): Promise<OrganisationKeyView> {
     signedIn(actor);
     const em = this.#db.orm.em.fork();
     const key = isUuid(keyId) ? await em.findOne(ApiKey, { id: keyId, kind: 'enterprise', revokedAt: null }) : null;
     const missing = () => new AppError('not_found', bilingual('No live organisation key {id} in your organisations.', '您的组织中没有有效的组织密钥 {id}。', { id: keyId.slice(0, 64) }), { param: 'id' });
     if (!key || (organisationId && key.accountId !== organisationId)) throw missing();
+    let byStaff = false;
     try {
       await this.#access(actor, key.accountId, 'organisation:keys:revoke');
     } catch (error) {
-      if (error instanceof AppError && error.code === 'not_found') throw missing();
-      throw error;
+      if (!(error instanceof AppError && error.code === 'not_found')) throw error;
+      if (!authz.can(actor, 'api-key:revoke-any', { type: 'account', id: key.accountId, role: 'member' })) throw missing();
+      byStaff = true;
     }
-    key.revokedAt = new Date();
-    await em.flush();
+    if (!byStaff) {
+      key.revokedAt = new Date();
+      await em.flush();
+    } else {
+      const reason = checkReason(options.reason);
+      await em.transactional(async (tx) => {
+        const row = await tx.findOneOrFail(ApiKey, { id: key.id });
+        row.revokedAt = new Date();
+        key.revokedAt = row.revokedAt;
+        await tx.flush();
+        await this.#deps.audit.record(
+          {
+            actorId: actor.accountId,
+            action: 'api-key:revoke-any',
+            targetType: 'api_key',
+            targetId: row.id,
+            before: { accountId: row.accountId, kind: 'enterprise', name: row.name, prefix: row.prefix, last4: row.last4, revokedAt: null },
+            after: { revokedAt: row.revokedAt.toISOString() },
+            reason,
+            requestId: options.requestId ?? null,
+          },
+          tx,
+        );
+      });
+    }
     await this.#deps.identity.invalidate({ tokenHashes: [key.tokenHash] });
     return keyView(key);
   }
@@ -584,7 +612,10 @@ export class EnterpriseService {
     return rows.map((row) => ({ id: row.id, organisationId, email: row.email, role: row.role, invitedAt: row.createdAt }));
   }
 
-  /** Owner: adds the account with this email, or records an invitation applied when that email signs up. */
+  /**
+   * Owner: adds the account with this (verified) email at once, or records an invitation that becomes a
+   * membership when that email signs up and verifies it (an email-code sign-in).
+   */
   async invite(actor: authz.Actor, organisationId: string, input: { email: unknown; role?: unknown }): Promise<InviteResult> {
     const { organisation } = await this.#access(actor, organisationId, 'organisation:members:manage');
     const email = typeof input.email === 'string' ? input.email.trim().toLowerCase() : '';
@@ -593,7 +624,9 @@ export class EnterpriseService {
     if (role !== 'admin' && role !== 'member') throw new AppError('invalid_request', bilingual('role must be admin or member (an organisation has one owner).', 'role 必须是 admin 或 member（一个组织只有一位所有者）。'), { param: 'role' });
     const em = this.#db.orm.em.fork();
     const account = await em.findOne(Account, { email });
-    if (account && account.kind === 'person') {
+    // Only an account that proved it owns the address joins at once; any other waits for that proof
+    // (a sign-in by email code), so registering someone's address with a password gains nothing.
+    if (account && account.kind === 'person' && account.emailVerifiedAt) {
       const existing = await em.findOne(OrganisationMember, { organisationId, accountId: account.id });
       if (existing) throw new AppError('conflict', bilingual('{email} is already a member of this organisation.', '{email} 已是该组织的成员。', { email }), { param: 'email' });
       const member = em.create(OrganisationMember, { id: randomUUID(), organisationId, accountId: account.id, role });
@@ -601,7 +634,7 @@ export class EnterpriseService {
       await this.#mail(account.id, (locale) => invitationMail[locale]({ organisation: organisation.name, role, url: this.#consoleUrl() }));
       return { member: { organisationId, accountId: account.id, email, role, joinedAt: member.createdAt }, invitation: null };
     }
-    if (account) throw new AppError('invalid_request', bilingual('{email} cannot be invited.', '无法邀请 {email}。', { email }), { param: 'email' });
+    if (account && account.kind !== 'person') throw new AppError('invalid_request', bilingual('{email} cannot be invited.', '无法邀请 {email}。', { email }), { param: 'email' });
     const open = await em.findOne(OrganisationInvitation, { organisationId, email, acceptedAt: null });
     if (open) throw new AppError('conflict', bilingual('{email} is already invited to this organisation.', '{email} 已被邀请加入该组织。', { email }), { param: 'email' });
     const invitation = em.create(OrganisationInvitation, { id: randomUUID(), organisationId, email, role, invitedBy: actor!.accountId, acceptedAt: null });
@@ -673,15 +706,18 @@ export class EnterpriseService {
     const notFound = () =>
       new AppError('not_found', bilingual('No organisation {id} that you belong to.', '没有您所属的组织 {id}。', { id: String(organisationId).slice(0, 64) }), { param: 'organisationId' });
     if (!isUuid(organisationId)) throw notFound();
-    const row = await this.#db.orm.em.getConnection().execute<OrganisationRow & { role: OrganisationRole | null }>(
-      `select o."id", o."name", o."created_at", a."plan_package", a."disabled_at", m."role"
-         from "organisation" o join "account" a on a."id" = o."id"
-         left join "organisation_member" m on m."organisation_id" = o."id" and m."account_id" = ?
-        where o."id" = ?`,
-      [actor!.accountId, organisationId],
-      'get',
-    );
+    const read = () =>
+      this.#db.orm.em.getConnection().execute<OrganisationRow & { role: OrganisationRole | null }>(
+        `select o."id", o."name", o."created_at", a."plan_package", a."disabled_at", m."role"
+           from "organisation" o join "account" a on a."id" = o."id"
+           left join "organisation_member" m on m."organisation_id" = o."id" and m."account_id" = ?
+          where o."id" = ?`,
+        [actor!.accountId, organisationId],
+        'get',
+      );
+    let row = await read();
     if (!row) throw notFound();
+    if (row.role === null && (await this.#claimInvitations(actor!.accountId)) > 0) row = (await read()) ?? row;
     if (row.role === null) {
       if (action === 'organisation:read' && authz.can(actor, 'account:read')) return { organisation: organisationView(row, null), membership: null };
       throw notFound();
@@ -701,9 +737,9 @@ export class EnterpriseService {
     return rows.map((row) => organisationView(row, row.role));
   }
 
-  /** Invitations to this account's verified email become memberships. */
-  async #claimInvitations(accountId: string): Promise<void> {
-    await this.#db.orm.em.getConnection().execute(
+  /** Invitations to this account's verified email become memberships; returns how many. */
+  async #claimInvitations(accountId: string): Promise<number> {
+    const result = await this.#db.orm.em.getConnection().execute<{ affectedRows?: number }>(
       `with claimed as (
          update "organisation_invitation" i set "accepted_at" = now(), "updated_at" = now()
            from "account" a
@@ -715,6 +751,7 @@ export class EnterpriseService {
       [accountId],
       'run',
     );
+    return result.affectedRows ?? 0;
   }
 
   async #pendingForDecision(tx: Em, applicationId: string): Promise<IEnterpriseApplication> {

@@ -278,7 +278,8 @@ describe('who may', () => {
     const revoke = await stranger.web.graphql('mutation($id: ID!) { revokeOrganisationKey(id: $id) { id } }', { id: keyId });
     expect(revoke.errors?.[0]?.extensions?.code).toBe('not_found');
 
-    // Invited as a plain member: reads, but minting is 403.
+    // Invited as a plain member (their address verified, so at once): reads, but minting is 403.
+    await setup.database.query('update account set email_verified_at = now() where id = $1', [stranger.id]);
     const invite = await owner.web.graphql<{ inviteOrganisationMember: { member: { email: string; role: string } } }>(
       'mutation($org: ID!, $email: String!) { inviteOrganisationMember(organisationId: $org, email: $email) { member { email role } } }',
       { org: organisationId, email: stranger.email },
@@ -345,6 +346,21 @@ describe('organisation keys', () => {
     }
     const keys = (await (await owner.web.fetch(`/api/membership/enterprise/organisations/${organisationId}/keys`)).json()) as { keys: unknown[] };
     expect(keys.keys).toEqual([]);
+  });
+
+  it("staff revoke an organisation's key with a reason (audited); without one they are refused", async () => {
+    const { owner, organisationId } = await organisationOwner();
+    const { token, id } = await mintKey(owner, organisationId);
+    const support = await seed(b).staff('support');
+    const seen = await support.web.graphql<{ organisation: { keys: { id: string }[] } }>('query($id: ID!) { organisation(id: $id) { keys { id } } }', { id: organisationId });
+    expect(seen.data?.organisation.keys).toEqual([{ id }]);
+    const bare = await support.web.graphql('mutation($id: ID!) { revokeOrganisationKey(id: $id) { id } }', { id });
+    expect(bare.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_request', param: 'reason' });
+    const revoked = await support.web.graphql<{ revokeOrganisationKey: { id: string } }>('mutation($id: ID!) { revokeOrganisationKey(id: $id, reason: "leaked in a public repository") { id } }', { id });
+    expect(revoked.errors).toBeUndefined();
+    await expect.poll(async () => (await models(a.url, token)).status, { timeout: 2000, interval: 20 }).toBe(401);
+    const { rows } = await setup.database.query(`select action, actor_id, reason from audit_log where target_type = 'api_key' and target_id = $1`, [id]);
+    expect(rows).toEqual([{ action: 'api-key:revoke-any', actor_id: support.id, reason: 'leaked in a public repository' }]);
   });
 
   it('a key with an IP allow-list is refused from outside it (403 ip_not_allowed) and accepted inside; bad CIDRs are refused', async () => {
@@ -440,6 +456,29 @@ describe('organisation keys', () => {
 });
 
 describe('members', () => {
+  it('an existing account whose address is not verified gets an invitation, taken up once it verifies', async () => {
+    const { owner, organisationId } = await organisationOwner();
+    const unverified = await seed(a).member({ tag: 'unverified' });
+    const invited = await owner.web.graphql<{ inviteOrganisationMember: { member: unknown; invitation: { email: string } | null } }>(
+      'mutation($org: ID!, $email: String!) { inviteOrganisationMember(organisationId: $org, email: $email) { member { email } invitation { email } } }',
+      { org: organisationId, email: unverified.email.toUpperCase() },
+    );
+    expect(invited.data?.inviteOrganisationMember).toEqual({ member: null, invitation: { email: unverified.email } });
+    expect((await unverified.web.graphql<{ organisations: unknown[] }>('{ organisations { id } }')).data?.organisations).toEqual([]);
+    expect((await unverified.web.fetch(`/api/membership/enterprise/organisations/${organisationId}/keys`)).status).toBe(404);
+    await setup.database.query('update account set email_verified_at = now() where id = $1', [unverified.id]);
+    // Verified: the first organisation request takes the invitation up.
+    expect((await unverified.web.fetch(`/api/membership/enterprise/organisations/${organisationId}/keys`)).status).toBe(200);
+    expect((await unverified.web.graphql<{ organisations: { id: string; viewerRole: string }[] }>('{ organisations { id viewerRole } }')).data?.organisations).toEqual([
+      { id: organisationId, viewerRole: 'member' },
+    ]);
+    const again = await owner.web.graphql('mutation($org: ID!, $email: String!) { inviteOrganisationMember(organisationId: $org, email: $email) { member { email } } }', {
+      org: organisationId,
+      email: unverified.email,
+    });
+    expect(again.errors?.[0]?.extensions).toMatchObject({ code: 'conflict', param: 'email' });
+  });
+
   it('an invitation to an email without an account is taken up when that email signs up (verified)', async () => {
     const { owner, organisationId } = await organisationOwner();
     const email = `invitee-${Math.random().toString(36).slice(2, 10)}@example.com`;
