@@ -127,6 +127,12 @@ describe('enterprise organisations', () => {
       await staff.getByRole('status').filter({ hasText: `Approved: ${organisation} now exists` }).waitFor();
       await staff.locator('.account-header [data-state="approved"]').waitFor();
       await shot(staff, 'detail-approved');
+      await staff.locator('.applicant-card').getByRole('link', { name: member.email }).click();
+      await staff.getByRole('heading', { level: 1, name: member.email }).waitFor();
+      const organisationRow = staff.getByRole('region', { name: 'Organisations' }).locator('tr', { hasText: organisation });
+      await organisationRow.waitFor();
+      expect(await organisationRow.textContent()).toContain('Owner');
+      await staff.goBack();
 
       // The applicant's page turns approved by itself.
       await page.getByText('Approved: your organisation is ready.').waitFor({ timeout: 10_000 });
@@ -182,6 +188,81 @@ describe('enterprise organisations', () => {
     } finally {
       await applicant.context.close();
       await reviewer.context.close();
+    }
+  });
+
+  it('a commercial application is ready at once; a pending one is withdrawn; a member of two organisations switches between them and sees the other one read-only', async () => {
+    const owner = await seed(a).member({ tag: 'e2e-owner' });
+    const colleague = await seed(a).member({ tag: 'e2e-colleague' });
+    // The colleague confirmed their address, so adding them takes effect at once.
+    await a.app.services.db.orm.em.getConnection().execute('update account set email_verified_at = now() where id = ?', [colleague.id]);
+    await a.app.services.identity.invalidateAccount(colleague.id);
+    const stamp = Date.now().toString(36);
+    const { page, context, problems } = await openPage(browser, a.url);
+    try {
+      await context.addCookies([{ name: 'svc_membership_session', value: owner.web.cookie!, url: a.url }]);
+      await page.goto('/enterprise');
+      await page.waitForURL('**/enterprise/apply');
+      await page.getByRole('radio', { name: /^Commercial/ }).check();
+      await page.getByLabel('Organisation name').fill(`Corner Shop ${stamp}`);
+      await page.getByLabel('Country').selectOption('GB');
+      await page.getByLabel('What you will use svc for').fill('Answering customer email in two languages, a few hundred a day.');
+      await page.getByLabel('Expected tokens per month').fill('2,000,000');
+      await page.getByRole('button', { name: 'Create organisation' }).click();
+      await page.getByText('Your organisation is ready.').waitFor({ timeout: 15_000 });
+      await page.getByText('automatically').first().waitFor();
+      await shot(page, 'commercial-approved');
+
+      // Another application, this time waiting for review, withdrawn.
+      await page.getByRole('button', { name: 'Apply again' }).click();
+      await page.getByRole('radio', { name: /^Enterprise/ }).check();
+      await page.getByLabel('Organisation name').fill(`Corner Shop Group ${stamp}`);
+      await page.getByLabel('Country').selectOption('GB');
+      await page.getByLabel('What you will use svc for').fill('Every shop of the group, with a support assistant for each.');
+      await page.getByLabel('Expected tokens per month').fill('90000000');
+      await page.getByRole('button', { name: 'Submit application' }).click();
+      await page.getByText('We are reviewing your application.').waitFor({ timeout: 15_000 });
+      page.once('dialog', (dialog) => void dialog.accept());
+      await page.getByRole('button', { name: 'Withdraw application' }).click();
+      await page.getByText('You withdrew this application.').waitFor();
+      await page.getByRole('heading', { name: 'Earlier applications' }).waitFor();
+      await shot(page, 'withdrawn');
+
+      // The owner adds the colleague as a member.
+      await page.goto('/enterprise/console');
+      await page.getByRole('heading', { level: 2, name: `Corner Shop ${stamp}` }).waitFor();
+      await page.getByLabel('Email', { exact: true }).fill(colleague.email);
+      await page.getByRole('button', { name: 'Add member' }).click();
+      await page.getByText(`${colleague.email} was added.`).waitFor();
+      await page.locator('tr', { hasText: colleague.email }).getByText('Member').waitFor();
+      await shot(page, 'members');
+
+      // The colleague has an organisation of their own too: the console offers a switch.
+      const own = await colleague.web.graphql<{ submitEnterpriseApplication: { state: string } }>(
+        'mutation($input: EnterpriseApplicationInput!) { submitEnterpriseApplication(input: $input) { state } }',
+        { input: { kind: 'commercial', organisation: `Colleague Co ${stamp}`, contactEmail: colleague.email, website: null, country: 'IE', useCase: 'A side project that drafts newsletters.', expectedMonthlyTokens: 1_000_000 } },
+      );
+      expect(own.data?.submitEnterpriseApplication.state).toBe('approved');
+      await context.clearCookies();
+      await context.addCookies([{ name: 'svc_membership_session', value: colleague.web.cookie!, url: a.url }]);
+      await page.goto('/enterprise/console');
+      const switcher = page.getByRole('combobox', { name: 'Organisation', exact: true });
+      await switcher.waitFor();
+      const options = await switcher.locator('option').allTextContents();
+      expect(options.sort()).toEqual([`Colleague Co ${stamp}`, `Corner Shop ${stamp}`].sort());
+      await switcher.selectOption({ label: `Corner Shop ${stamp}` });
+      await page.getByRole('heading', { level: 2, name: `Corner Shop ${stamp}` }).waitFor();
+      await page.getByText('You are a member of this organisation').waitFor();
+      expect(await page.getByRole('button', { name: 'Mint key' }).count()).toBe(0);
+      expect(await page.getByRole('button', { name: 'Add member' }).count()).toBe(0);
+      await page.getByText('An owner or admin of the organisation can mint one.').waitFor();
+      await shot(page, 'console-read-only');
+      expect(problems).toEqual([]);
+    } catch (error) {
+      await shot(page, 'failure-second').catch(() => undefined);
+      throw new Error(`${(error as Error).message}\nbrowser problems: ${JSON.stringify(problems)}`, { cause: error });
+    } finally {
+      await context.close();
     }
   });
 });

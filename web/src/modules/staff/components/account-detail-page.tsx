@@ -2,8 +2,7 @@
  * `/admin/accounts/:id`: one account as support sees it — who it is, its plan and pools (drawn as on
  * `/account/usage`), its recent requests, keys and sessions, what staff did to it — and the actions.
  *
- * Organisations and orders have their sections here already; the enterprise and billing modules fill them
- * (see `AccountOrganisations` and `AccountOrders` below).
+ * Orders have their section here already; the billing module fills it (see `AccountOrders` below).
  */
 import { useMutation, useQuery } from '@apollo/client/react';
 import { useEffect, useState, type ReactNode } from 'react';
@@ -19,6 +18,7 @@ import { PoolGauge } from '../../usage/components/pool-gauge.tsx';
 import { UsageHistoryTable } from '../../usage/components/usage-history-table.tsx';
 import '../../usage/components/usage.css';
 import { ACCOUNT_AUDIT_QUERY } from '../graphql/account-audit.query.ts';
+import { ACCOUNT_ORGANISATIONS_QUERY } from '../graphql/account-organisations.query.ts';
 import { ACCOUNT_DETAIL_QUERY, type AccountDetail } from '../graphql/account-detail.query.ts';
 import { STAFF_REVOKE_API_KEY } from '../graphql/staff-revoke-api-key.mutation.ts';
 import { useStaffViewer } from '../hooks/use-staff-viewer.ts';
@@ -114,7 +114,7 @@ export function AccountDetailPage() {
             <Sessions sessions={account.sessions} />
           </div>
           <div className="admin-columns">
-            <AccountOrganisations />
+            <AccountOrganisations accountId={account.id} />
             <AccountOrders />
           </div>
           <AccountAudit accountId={account.id} />
@@ -292,15 +292,47 @@ function Sessions({ sessions }: { sessions: SessionFragment[] }) {
   );
 }
 
-/**
- * The organisations this account belongs to. The enterprise module replaces this body with its own
- * query (e.g. `account(id) { organisations { … } }` added to `Account` in its schema).
- */
-function AccountOrganisations() {
-  const { t } = useTranslation('staff');
+/** The organisations this account belongs to, its role in each, and the package each is on. */
+function AccountOrganisations({ accountId }: { accountId: string }) {
+  const { t } = useTranslation(['staff', 'enterprise']);
+  const format = useFormat();
+  const { data, loading, error, refetch } = useQuery(ACCOUNT_ORGANISATIONS_QUERY, { variables: { id: accountId }, notifyOnNetworkStatusChange: true });
+  const organisations = data?.account?.organisations;
   return (
     <Section title={t('account.organisations.heading')}>
-      <Empty title={t('account.organisations.empty')} text={t('account.organisations.emptyHint')} />
+      {error && !organisations ? (
+        <ErrorState title={t('enterprise:review.organisations.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
+      ) : !organisations ? (
+        <LoadingState label={t('enterprise:review.organisations.loading')} />
+      ) : organisations.length === 0 ? (
+        <Empty title={t('account.organisations.empty')} text={t('account.organisations.emptyHint')} />
+      ) : (
+        <div className="table-scroll">
+          <table className="admin-table admin-table--rows">
+            <thead>
+              <tr>
+                <th scope="col">{t('enterprise:review.organisations.name')}</th>
+                <th scope="col">{t('enterprise:review.organisations.role')}</th>
+                <th scope="col">{t('enterprise:review.organisations.package')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {organisations.map((organisation) => (
+                <tr key={organisation.id}>
+                  <td>
+                    {organisation.name}
+                    <span className="cell-note">{t('enterprise:review.organisations.since', { time: format.dateTime(organisation.createdAt) })}</span>
+                  </td>
+                  <td>{organisation.viewerRole ? t(`enterprise:role.${organisation.viewerRole}`) : '—'}</td>
+                  <td>
+                    <code>{organisation.packageId}</code>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
     </Section>
   );
 }
