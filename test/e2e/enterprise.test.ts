@@ -90,7 +90,7 @@ describe('enterprise organisations', () => {
       await page.getByLabel('Expected tokens per month').fill('50000000');
       await page.getByText('That is about 50M tokens a month.').waitFor();
       await page.getByRole('button', { name: 'Submit application' }).click();
-      await page.getByText('Enter a full address starting with https://, or leave it empty.').waitFor();
+      await page.getByText('Enter a web address such as https://example.com, or leave it empty.').waitFor();
       await page.getByLabel('Website').fill('https://acme.example.com');
       await page.getByRole('button', { name: 'Submit application' }).click();
 
@@ -234,8 +234,15 @@ describe('enterprise organisations', () => {
       await page.getByLabel('Email', { exact: true }).fill(colleague.email);
       await page.getByRole('button', { name: 'Add member' }).click();
       await page.getByText(`${colleague.email} was added.`).waitFor();
-      await page.locator('tr', { hasText: colleague.email }).getByText('Member').waitFor();
+      const role = page.getByRole('combobox', { name: `Role of ${colleague.email}` });
+      expect(await role.inputValue()).toBe('member');
+      await role.selectOption('admin');
+      await page.reload();
+      await expect.poll(() => role.inputValue(), { timeout: 10_000 }).toBe('admin');
       await shot(page, 'members');
+      await role.selectOption('member');
+      await page.reload();
+      await expect.poll(() => role.inputValue(), { timeout: 10_000 }).toBe('member');
 
       // The colleague has an organisation of their own too: the console offers a switch.
       const own = await colleague.web.graphql<{ submitEnterpriseApplication: { state: string } }>(

@@ -4,6 +4,7 @@
  * for staff, and the page turns when they decide — pushed by `enterpriseApplicationChanged`, no reload.
  * While it waits, the applicant may withdraw it.
  */
+import { CombinedGraphQLErrors } from '@apollo/client/errors';
 import { useMutation } from '@apollo/client/react';
 import { useId, useState, type FormEvent, type ReactNode } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
@@ -240,17 +241,18 @@ const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** The same rules the server applies, checked first so people see every problem at once, next to its field. */
 function validate(draft: Draft): Problems {
   const problems: Problems = {};
-  const organisation = draft.organisation.trim();
+  const organisation = draft.organisation.trim().replace(/\s+/g, ' ');
   if (organisation.length === 0) problems.organisation = 'organisationRequired';
-  else if (organisation.length < 2 || organisation.length > 120) problems.organisation = 'organisationLength';
+  else if (organisation.length < 2 || organisation.length > 200) problems.organisation = 'organisationLength';
   if (!draft.kind) problems.kind = 'kindRequired';
   if (draft.contactEmail.trim() === '') problems.contactEmail = 'contactEmailRequired';
   else if (!emailPattern.test(draft.contactEmail.trim())) problems.contactEmail = 'contactEmailInvalid';
   const website = draft.website.trim();
   if (website !== '') {
+    // As the server reads it: an address without a scheme is taken as https://.
     try {
-      const url = new URL(website);
-      if (url.protocol !== 'https:' && url.protocol !== 'http:') problems.website = 'websiteInvalid';
+      const url = new URL(/^https?:\/\//i.test(website) ? website : `https://${website}`);
+      if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !url.hostname.includes('.') || website.length > 500) problems.website = 'websiteInvalid';
     } catch {
       problems.website = 'websiteInvalid';
     }
@@ -258,19 +260,35 @@ function validate(draft: Draft): Problems {
   if (!draft.country) problems.country = 'countryRequired';
   const useCase = draft.useCase.trim();
   if (useCase.length === 0) problems.useCase = 'useCaseRequired';
-  else if (useCase.length < 20) problems.useCase = 'useCaseShort';
-  else if (useCase.length > 4000) problems.useCase = 'useCaseLong';
+  else if (useCase.length < 10) problems.useCase = 'useCaseShort';
+  else if (useCase.length > 5000) problems.useCase = 'useCaseLong';
   const tokens = draft.expectedMonthlyTokens.replace(/[\s,_]/g, '');
   if (tokens === '') problems.expectedMonthlyTokens = 'tokensRequired';
-  else if (!/^\d+$/.test(tokens) || Number(tokens) < 1 || !Number.isSafeInteger(Number(tokens))) problems.expectedMonthlyTokens = 'tokensInvalid';
+  else if (!/^\d+$/.test(tokens) || Number(tokens) < 1 || Number(tokens) > 1e15) problems.expectedMonthlyTokens = 'tokensInvalid';
   return problems;
 }
 
 // The order the fields appear in, so the first problem focused is the first one seen.
+/** The server's per-field problems (`extensions.fieldErrors` of an `invalid_request`), by field. */
+function fieldErrorsOf(error: unknown): Partial<Record<Field, { message: string; messageZh: string }>> {
+  const found: Partial<Record<Field, { message: string; messageZh: string }>> = {};
+  if (!CombinedGraphQLErrors.is(error)) return found;
+  for (const entry of error.errors) {
+    const list = entry.extensions?.fieldErrors;
+    if (!Array.isArray(list)) continue;
+    for (const item of list as { param?: unknown; message?: unknown; messageZh?: unknown }[]) {
+      if (typeof item.param === 'string' && (fieldOrder as string[]).includes(item.param) && typeof item.message === 'string') {
+        found[item.param as Field] ??= { message: item.message, messageZh: typeof item.messageZh === 'string' ? item.messageZh : item.message };
+      }
+    }
+  }
+  return found;
+}
+
 const fieldOrder: Field[] = ['kind', 'organisation', 'contactEmail', 'website', 'country', 'expectedMonthlyTokens', 'useCase'];
 
 function ApplicationForm({ email, onSubmitted }: { email: string; onSubmitted(): void }) {
-  const { t } = useTranslation('enterprise');
+  const { t, i18n } = useTranslation('enterprise');
   const format = useFormat();
   const countries = useCountries();
   const id = useId();
@@ -290,6 +308,8 @@ function ApplicationForm({ email, onSubmitted }: { email: string; onSubmitted():
   const [draft, setDraft] = useState<Draft>({ kind: '', organisation: '', contactEmail: email, website: '', country: '', useCase: '', expectedMonthlyTokens: '' });
   const [tried, setTried] = useState(false);
   const [problem, setProblem] = useState<unknown>(null);
+  // What the server said about each field, when it disagreed with the checks here (shown in the reader's language).
+  const [serverProblems, setServerProblems] = useState<Partial<Record<Field, { message: string; messageZh: string }>>>({});
   const problems = tried ? validate(draft) : {};
   const set = (field: Field) => (value: string) => setDraft((previous) => ({ ...previous, [field]: value }));
   const tokens = Number(draft.expectedMonthlyTokens.replace(/[\s,_]/g, ''));
@@ -298,6 +318,7 @@ function ApplicationForm({ email, onSubmitted }: { email: string; onSubmitted():
     event.preventDefault();
     setTried(true);
     setProblem(null);
+    setServerProblems({});
     const found = validate(draft);
     const first = fieldOrder.find((field) => found[field]);
     if (first) {
@@ -320,18 +341,27 @@ function ApplicationForm({ email, onSubmitted }: { email: string; onSubmitted():
       });
       onSubmitted();
     } catch (caught) {
-      setProblem(caught);
+      const fields = fieldErrorsOf(caught);
+      setServerProblems(fields);
+      if (Object.keys(fields).length === 0) setProblem(caught);
     }
   };
 
-  const error = (field: Field) =>
-    problems[field] ? (
+  const error = (field: Field) => {
+    const server = serverProblems[field];
+    if (!problems[field] && !server) return null;
+    return (
       <span id={`${id}-${field}-error`} className="field__error" role="alert">
-        <Trans t={t} i18nKey={`form.problems.${problems[field]}` as 'form.problems.organisationRequired'} components={{ code: <code /> }} />
+        {problems[field] ? (
+          <Trans t={t} i18nKey={`form.problems.${problems[field]}` as 'form.problems.organisationRequired'} components={{ code: <code /> }} />
+        ) : (
+          (i18n.language === 'zh-CN' ? server!.messageZh : server!.message)
+        )}
       </span>
-    ) : null;
+    );
+  };
   const described = (field: Field, hint = true) =>
-    [hint ? `${id}-${field}-hint` : null, problems[field] ? `${id}-${field}-error` : null].filter(Boolean).join(' ') || undefined;
+    [hint ? `${id}-${field}-hint` : null, problems[field] || serverProblems[field] ? `${id}-${field}-error` : null].filter(Boolean).join(' ') || undefined;
 
   return (
     <form className="app-form" onSubmit={(event) => void onSubmit(event)} noValidate aria-label={t('form.label')}>
@@ -363,7 +393,7 @@ function ApplicationForm({ email, onSubmitted }: { email: string; onSubmitted():
           <input
             id={`${id}-organisation`}
             value={draft.organisation}
-            maxLength={120}
+            maxLength={200}
             autoComplete="organization"
             aria-invalid={Boolean(problems.organisation)}
             aria-describedby={described('organisation')}
@@ -454,7 +484,7 @@ function ApplicationForm({ email, onSubmitted }: { email: string; onSubmitted():
             id={`${id}-useCase`}
             value={draft.useCase}
             rows={5}
-            maxLength={4000}
+            maxLength={5000}
             aria-invalid={Boolean(problems.useCase)}
             aria-describedby={described('useCase')}
             onChange={(event) => set('useCase')(event.target.value)}

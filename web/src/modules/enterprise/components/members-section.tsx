@@ -10,7 +10,9 @@ import { useFormat } from '../../../lib/format.ts';
 import { ProblemLine } from '../../shell/components/query-state.tsx';
 import { INVITE_ORGANISATION_MEMBER, type InvitationRole } from '../graphql/invite-organisation-member.mutation.ts';
 import type { OrganisationConsole } from '../graphql/organisation-console.query.ts';
+import type { OrganisationRole } from '../graphql/organisation.fragment.ts';
 import { REMOVE_ORGANISATION_MEMBER } from '../graphql/remove-organisation-member.mutation.ts';
+import { SET_ORGANISATION_MEMBER_ROLE } from '../graphql/set-organisation-member-role.mutation.ts';
 
 export function MembersSection({ organisation }: { organisation: OrganisationConsole }) {
   const { t } = useTranslation('enterprise');
@@ -19,6 +21,8 @@ export function MembersSection({ organisation }: { organisation: OrganisationCon
   const refetch = { refetchQueries: ['OrganisationConsole'], awaitRefetchQueries: true };
   const [add, adding] = useMutation(INVITE_ORGANISATION_MEMBER, refetch);
   const [remove] = useMutation(REMOVE_ORGANISATION_MEMBER, refetch);
+  // Handing ownership over changes what the viewer may do: the organisation list asks again too.
+  const [setMemberRole] = useMutation(SET_ORGANISATION_MEMBER_ROLE, { refetchQueries: ['OrganisationConsole', 'Organisations'], awaitRefetchQueries: true });
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<InvitationRole>('member');
   const [problem, setProblem] = useState<unknown>(null);
@@ -43,6 +47,18 @@ export function MembersSection({ organisation }: { organisation: OrganisationCon
       setEmail('');
     } catch (caught) {
       setProblem(caught);
+    }
+  };
+  const changeRole = async (accountId: string, memberEmail: string, next: OrganisationRole) => {
+    if (next === 'owner' && !window.confirm(t('members.confirmOwner', { email: memberEmail, organisation: organisation.name }))) return;
+    setProblem(null);
+    setRemoving(accountId);
+    try {
+      await setMemberRole({ variables: { organisationId: organisation.id, accountId, role: next } });
+    } catch (caught) {
+      setProblem(caught);
+    } finally {
+      setRemoving(null);
     }
   };
   // An invitation is cancelled through the same mutation, by its id.
@@ -122,7 +138,21 @@ export function MembersSection({ organisation }: { organisation: OrganisationCon
               <tr key={member.accountId}>
                 <td>{member.email}</td>
                 <td>
-                  <span className={`org-role org-role--${member.role}`}>{t(`role.${member.role}`)}</span>
+                  {manage && member.role !== 'owner' ? (
+                    <select
+                      className="role-select"
+                      aria-label={t('members.roleOf', { email: member.email })}
+                      value={member.role}
+                      disabled={removing === member.accountId}
+                      onChange={(event) => void changeRole(member.accountId, member.email, event.target.value as OrganisationRole)}
+                    >
+                      <option value="member">{t('role.member')}</option>
+                      <option value="admin">{t('role.admin')}</option>
+                      <option value="owner">{t('members.makeOwner')}</option>
+                    </select>
+                  ) : (
+                    <span className={`org-role org-role--${member.role}`}>{t(`role.${member.role}`)}</span>
+                  )}
                 </td>
                 <td className="nowrap">{format.dateTime(member.joinedAt)}</td>
                 {manage && (
