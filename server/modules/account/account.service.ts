@@ -15,7 +15,7 @@ import type { ClientInfo } from '../session/session.service.ts';
 import { hour, minute, type Throttle } from '../rate-limit/throttle.ts';
 import { rateLimitedError } from '../rate-limit/rate-limit.service.ts';
 import { entityManager } from '../../db/unit-of-work.ts';
-import { Account, accountRoles, type AccountRole, type IAccount } from './account.entity.ts';
+import { Account, accountRoles, type AccountKind, type AccountRole, type IAccount } from './account.entity.ts';
 import { EmailCode } from './email-code.entity.ts';
 import { signInCodeMail } from './account.mail.ts';
 import type { Mailer } from './mailer.ts';
@@ -37,6 +37,8 @@ export interface AccountView {
   createdAt: Date;
   /** The language the member picked, or null to follow the browser. */
   locale: Locale | null;
+  /** `person`, or `organisation` for an enterprise organisation (a payer that never signs in). */
+  kind: AccountKind;
 }
 
 export interface SignUpInput {
@@ -389,6 +391,7 @@ export function view(account: IAccount): AccountView {
     hasPassword: account.passwordHash != null,
     createdAt: account.createdAt,
     locale: accountLocale(account.locale),
+    kind: account.kind ?? 'person',
   };
 }
 

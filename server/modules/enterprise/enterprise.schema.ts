@@ -494,6 +494,16 @@ builder.subscriptionField('organisationConnectionsChanged', (t) =>
   }),
 );
 
+const AccountKindEnum = builder.enumType('AccountKind', {
+  description: 'What an account is.',
+  values: {
+    person: { value: 'person' as const, description: 'Someone who signs in.' },
+    organisation: { value: 'organisation' as const, description: 'An enterprise organisation: a payer with its own package and pools; it never signs in (its id is an organisation id).' },
+  },
+});
+
+builder.objectField(AccountRef, 'kind', (t) => t.expose('kind', { type: AccountKindEnum, description: 'person, or organisation for an enterprise organisation.' }));
+
 // Staff: an account's organisations (DESIGN §8.2 `account(id)`).
 builder.objectField(AccountRef, 'organisations', (t) =>
   t.field({

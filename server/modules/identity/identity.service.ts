@@ -171,6 +171,8 @@ export class IdentityService {
     }
     this.#check(found, resolver.label);
     resolver.admit?.(found, client);
+    // Use is recorded only once the call is let in (a refused address is not "use").
+    this.#used(found, Date.now());
     return found.principal;
   }
 
@@ -188,6 +190,7 @@ export class IdentityService {
     } catch (error) {
       return { principal: null, refusal: error as AppError };
     }
+    this.#used(found, Date.now());
     return { principal: found.principal, refusal: null };
   }
 
@@ -271,7 +274,7 @@ export class IdentityService {
     const hash = sha256Hex(token);
     const now = Date.now();
     const cached = this.#listening ? this.#cache.get(hash) : undefined;
-    if (cached && cached.cachedUntil > now) return this.#used(cached, now);
+    if (cached && cached.cachedUntil > now) return cached;
     const generation = this.#generation;
     let found: ResolvedCredential | null;
     try {
@@ -285,7 +288,7 @@ export class IdentityService {
       if (this.#cache.size >= maxCacheEntries) this.#cache.delete(this.#cache.keys().next().value!);
       this.#cache.set(hash, { ...found, cachedUntil: now + ttl });
     }
-    return this.#used(this.#cache.get(hash) ?? found, now);
+    return this.#cache.get(hash) ?? found;
   }
 
   /** Checks expiry and idle time before recording use, so an expired credential is not "used". */

@@ -14,7 +14,7 @@ import { isUuid } from '../../db/ids.ts';
 import { AppError, bilingual } from '../../errors/app-error.ts';
 import { isLocale } from '../../i18n/locale.ts';
 import * as authz from '../../authz/authz.ts';
-import { Account, accountRoles, type AccountRole, type IAccount } from '../account/account.entity.ts';
+import { Account, accountRoles, type AccountKind, type AccountRole, type IAccount } from '../account/account.entity.ts';
 import { view, type AccountView } from '../account/account.service.ts';
 import type { ApiKeyService, ApiKeyView } from '../api-key/api-key.service.ts';
 import type { AuditLog, AuditPage } from '../audit/audit.service.ts';
@@ -69,6 +69,7 @@ interface AccountRow {
   email_verified: boolean;
   has_password: boolean;
   locale: string | null;
+  kind: AccountKind;
 }
 
 export class StaffService {
@@ -119,7 +120,7 @@ export class StaffService {
     params.push(first + 1);
     const rows = await this.#db.orm.em.getConnection().execute<AccountRow[]>(
       `select "id", (extract(epoch from "created_at") * 1000000)::bigint as "created_us", "created_at", "email", "display_name", "role",
-              "plan_package", "plan_package_until", "disabled_at", "email_verified_at" is not null as "email_verified", "password_hash" is not null as "has_password", "locale"
+              "plan_package", "plan_package_until", "disabled_at", "email_verified_at" is not null as "email_verified", "password_hash" is not null as "has_password", "locale", "kind"
          from "account"
         ${where.length > 0 ? `where ${where.join(' and ')}` : ''}
         order by "created_at" desc, "id" desc limit ?`,
@@ -288,7 +289,7 @@ export class StaffService {
 
 /** Staff look at an account as the payer of its own requests (an organisation's page passes its own payer). */
 function payerOf(account: AccountView): Payer {
-  return { kind: 'account', id: account.id, package: account.planPackage };
+  return { kind: account.kind === 'organisation' ? 'organisation' : 'account', id: account.id, package: account.planPackage };
 }
 
 function accountView(row: AccountRow): AccountView {
@@ -305,6 +306,7 @@ function accountView(row: AccountRow): AccountView {
     hasPassword: row.has_password,
     createdAt: new Date(row.created_at),
     locale: isLocale(row.locale) ? row.locale : null,
+    kind: row.kind ?? 'person',
   };
 }
 

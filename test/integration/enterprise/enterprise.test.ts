@@ -172,6 +172,8 @@ describe('applications', () => {
 
   it('staff reject with a reason the applicant sees; a reason is required; the applicant may withdraw while pending', async () => {
     const member = await seed(a).member({ tag: 'rejected' });
+    // This applicant reads Chinese: the decision mail is in Chinese.
+    await setup.database.query(`update account set locale = 'zh-CN' where id = $1`, [member.id]);
     const admin = await seed(a).staff('admin');
     const application = await submit(member);
     const noReason = await admin.web.graphql('mutation($id: ID!) { rejectEnterpriseApplication(id: $id, reason: "  ") { id } }', { id: application.id });
@@ -183,7 +185,9 @@ describe('applications', () => {
     expect(rejected.data?.rejectEnterpriseApplication).toMatchObject({ state: 'rejected', decisionNote: 'We could not verify the organisation.', organisationId: null });
     const seen = await member.web.graphql<{ enterpriseApplication: Application }>(`query($id: ID!) { enterpriseApplication(id: $id) { ${APPLICATION_FIELDS} } }`, { id: application.id });
     expect(seen.data?.enterpriseApplication.timeline.at(-1)).toEqual({ action: 'rejected', actorKind: 'staff', note: 'We could not verify the organisation.' });
-    expect(a.app.services.mailer.lastTo(member.email)?.text).toContain('We could not verify the organisation.');
+    const mail = a.app.services.mailer.lastTo(member.email)!;
+    expect(mail.text).toContain('We could not verify the organisation.');
+    expect(mail.subject).toContain('未获批准');
     const { rows } = await setup.database.query(`select action from audit_log where target_id = $1`, [application.id]);
     expect(rows).toEqual([{ action: 'application:reject' }]);
 
@@ -378,6 +382,11 @@ describe('organisation keys', () => {
     expect((await models(b.url, outside.token)).status).toBe(403);
     // A spoofed X-Forwarded-For from an untrusted peer does not get it in.
     expect((await chat(a.url, outside.token, { 'x-forwarded-for': '203.0.113.9' })).status).toBe(403);
+    // Refused calls are neither "use" nor a connection.
+    await Promise.all([a, b].map((app) => app.app.services.lastUsed.flush()));
+    await Promise.all([a, b].map((app) => app.app.services.enterprise.flushConnections()));
+    const untouched = await setup.database.query('select k.last_used_at, (select count(*)::int from organisation_connection c where c.key_id = k.id) as connections from api_key k where id = $1', [outside.id]);
+    expect(untouched.rows[0]).toEqual({ last_used_at: null, connections: 0 });
     // Through a trusted proxy, the forwarded address counts.
     expect((await models(proxied.url, outside.token, { 'x-forwarded-for': '203.0.113.9' })).status).toBe(200);
 
@@ -511,6 +520,11 @@ describe('staff', () => {
     const { owner, organisationId } = await organisationOwner();
     const account = await support.web.graphql<{ account: { organisations: { id: string; viewerRole: string | null }[] } }>('query($id: ID!) { account(id: $id) { organisations { id viewerRole } } }', { id: owner.id });
     expect(account.data?.account.organisations).toEqual([{ id: organisationId, viewerRole: 'owner' }]);
+    // The organisation is an account staff can look up (and re-package) like any other.
+    const organisation = await support.web.graphql<{ account: { kind: string; planPackage: string; usage: { packageId: string } } }>('query($id: ID!) { account(id: $id) { kind planPackage usage { packageId } } }', {
+      id: organisationId,
+    });
+    expect(organisation.data?.account).toEqual({ kind: 'organisation', planPackage: 'enterprise', usage: { packageId: 'enterprise' } });
   });
 });
 
