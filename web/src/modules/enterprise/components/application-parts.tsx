@@ -29,11 +29,15 @@ export function ApplicationTimeline({ events, applicantEmail }: { events: Enterp
                 {' · '}
                 <time dateTime={event.at}>{format.dateTime(event.at)}</time>
                 {' · '}
-                {event.actorKind === 'system' || event.actorEmail === null
+                {event.actorKind === 'system'
                   ? t('timeline.bySvc')
-                  : event.actorKind === 'applicant' || event.actorEmail === applicantEmail
-                    ? t('timeline.byApplicant', { email: event.actorEmail })
-                    : t('timeline.by', { email: event.actorEmail })}
+                  : event.actorKind === 'applicant' || (event.actorEmail !== null && event.actorEmail === applicantEmail)
+                    ? event.actorEmail === null
+                      ? t('timeline.byYou')
+                      : t('timeline.byApplicant', { email: event.actorEmail })
+                    : event.actorEmail === null
+                      ? t('timeline.byStaff')
+                      : t('timeline.by', { email: event.actorEmail })}
               </span>
             </p>
             {event.note && <p className="timeline__note">{event.note}</p>}

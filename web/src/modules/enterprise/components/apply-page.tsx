@@ -83,7 +83,7 @@ function Applications({ email }: { email: string }) {
       {!pending && latest && !applyAgain && (
         <div className="actions">
           <button type="button" className="button button--ghost" onClick={() => setApplyAgain(true)}>
-            {t('apply.again')}
+            {latest.state === 'approved' ? t('apply.another') : t('apply.again')}
           </button>
         </div>
       )}
