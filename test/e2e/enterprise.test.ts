@@ -214,7 +214,7 @@ describe('enterprise organisations', () => {
       await shot(page, 'commercial-approved');
 
       // Another application, this time waiting for review, withdrawn.
-      await page.getByRole('button', { name: 'Apply again' }).click();
+      await page.getByRole('button', { name: 'Apply for another organisation' }).click();
       await page.getByRole('radio', { name: /^Enterprise/ }).check();
       await page.getByLabel('Organisation name').fill(`Corner Shop Group ${stamp}`);
       await page.getByLabel('Country').selectOption('GB');

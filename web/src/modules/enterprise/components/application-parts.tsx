@@ -13,8 +13,11 @@ export function ApplicationStateBadge({ state }: { state: EnterpriseApplicationS
   );
 }
 
-/** Every change, oldest first: what happened, when, who did it, and their note. */
-export function ApplicationTimeline({ events, applicantEmail }: { events: EnterpriseApplicationEventFragment[]; applicantEmail?: string }) {
+/**
+ * Every change, oldest first: what happened, when, who did it, and their note. The applicant reads their
+ * own steps as "you"; staff see the applicant's address.
+ */
+export function ApplicationTimeline({ events, viewer }: { events: EnterpriseApplicationEventFragment[]; viewer: 'applicant' | 'staff' }) {
   const { t } = useTranslation('enterprise');
   const format = useFormat();
   return (
@@ -31,8 +34,8 @@ export function ApplicationTimeline({ events, applicantEmail }: { events: Enterp
                 {' · '}
                 {event.actorKind === 'system'
                   ? t('timeline.bySvc')
-                  : event.actorKind === 'applicant' || (event.actorEmail !== null && event.actorEmail === applicantEmail)
-                    ? event.actorEmail === null
+                  : event.actorKind === 'applicant'
+                    ? viewer === 'applicant' || event.actorEmail === null
                       ? t('timeline.byYou')
                       : t('timeline.byApplicant', { email: event.actorEmail })
                     : event.actorEmail === null

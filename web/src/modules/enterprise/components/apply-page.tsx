@@ -79,7 +79,7 @@ function Applications({ email }: { email: string }) {
           {t('apply.liveInterrupted')}
         </p>
       )}
-      {latest && <ApplicationCard application={latest} email={email} />}
+      {latest && <ApplicationCard application={latest} />}
       {!pending && latest && !applyAgain && (
         <div className="actions">
           <button type="button" className="button button--ghost" onClick={() => setApplyAgain(true)}>
@@ -98,7 +98,7 @@ function Applications({ email }: { email: string }) {
   );
 }
 
-function ApplicationCard({ application, email }: { application: EnterpriseApplicationFragment; email: string }) {
+function ApplicationCard({ application }: { application: EnterpriseApplicationFragment }) {
   const { t } = useTranslation('enterprise');
   const format = useFormat();
   const [withdraw, withdrawing] = useMutation(WITHDRAW_ENTERPRISE_APPLICATION);
@@ -145,7 +145,7 @@ function ApplicationCard({ application, email }: { application: EnterpriseApplic
       <div className="app-card__columns">
         <div>
           <h3>{t('status.timeline')}</h3>
-          <ApplicationTimeline events={application.timeline} applicantEmail={email} />
+          <ApplicationTimeline events={application.timeline} viewer="applicant" />
         </div>
         <div>
           <h3>{t('status.submittedDetails')}</h3>
@@ -214,6 +214,12 @@ function EarlierApplications({ applications }: { applications: EnterpriseApplica
               <td>{format.dateTime(application.submittedAt)}</td>
               <td>
                 <ApplicationStateBadge state={application.state} />
+                {application.state === 'approved' && application.organisationId && (
+                  <>
+                    {' '}
+                    <Link to={`/enterprise/console?org=${application.organisationId}`}>{t('status.openConsole')}</Link>
+                  </>
+                )}
               </td>
             </tr>
           ))}

@@ -76,7 +76,7 @@ export function ApplicationDetailPage() {
                 <ApplicationFacts application={application} />
               </Section>
               <Section title={t('review.detail.timeline')}>
-                <ApplicationTimeline events={application.timeline} applicantEmail={application.applicant?.email} />
+                <ApplicationTimeline events={application.timeline} viewer="staff" />
               </Section>
             </div>
             <Applicant application={application} />
