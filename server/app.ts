@@ -32,6 +32,7 @@ import { usageRoutes } from './modules/usage/usage.rest.ts';
 import { searchRoutes } from './modules/search/search.rest.ts';
 import { sessionRoutes } from './modules/session/session.rest.ts';
 import { staffRoutes } from './modules/staff/staff.rest.ts';
+import { mcpRoutes } from './modules/mcp/mcp.rest.ts';
 import { enterpriseRoutes } from './modules/enterprise/enterprise.rest.ts';
 import { createServices, type Services } from './services.ts';
 
@@ -135,6 +136,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(mediaRoutes);
   await app.register(speechRoutes);
   await app.register(staffRoutes);
+  await app.register(mcpRoutes);
   await app.register(enterpriseRoutes);
   await app.register(graphqlRoutes);
   await app.register(spaRoutes);

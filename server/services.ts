@@ -50,6 +50,9 @@ import { AuditLog } from './modules/audit/audit.service.ts';
 import { PlanAssignments } from './modules/plan/plan-assignment.service.ts';
 import { StaffService } from './modules/staff/staff.service.ts';
 import { StatsService } from './modules/staff/stats.service.ts';
+import { McpTools } from './modules/mcp/mcp.tools.ts';
+import { SearchExecutor, searchModelId } from './modules/search/search.executor.ts';
+import { createSearchService, type SearchService } from './modules/search/search.service.ts';
 import { ConnectionRecorder } from './modules/enterprise/connections.ts';
 import { EnterpriseEvents } from './modules/enterprise/enterprise.events.ts';
 import { EnterpriseService } from './modules/enterprise/enterprise.service.ts';
@@ -113,6 +116,12 @@ export interface Services {
   staff: StaffService;
   /** The staff dashboard's figures from the ledger and orders, and the review queue's length. */
   stats: StatsService;
+  /** Hosted search as a library: the configured provider behind the short cache (no billing). */
+  search: SearchService;
+  /** `web_search` as a metered turn of svc-2.1-search: the MCP tool, the REST tool call and the chat model. */
+  searchExecutor: SearchExecutor;
+  /** The hosted MCP tools (`web_search`): their list, the discovery document and call planning. */
+  mcpTools: McpTools;
   /** Enterprise applications, organisations, their svc_ent_ keys and connecting IPs (DESIGN §8.1). */
   enterprise: EnterpriseService;
 }
@@ -159,6 +168,10 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
   const audit = new AuditLog(db);
   const planAssignments = new PlanAssignments(config, db, { plans, audit, identity, usage: events }, warn('plan package expiry failed'));
   const apiKeys = new ApiKeyService(db, identity, audit);
+  const search = createSearchService(config, db, redis, warn('search cache unavailable'));
+  const searchExecutor = new SearchExecutor(registry, search);
+  chatSurface.register(searchModelId, (body) => searchExecutor.planFromChat(body));
+  const mcpTools = new McpTools(config, searchExecutor);
   const enterpriseEvents = new EnterpriseEvents(createPubSubFor(redis, warn('enterprise event fan-out failed')), redis.keyPrefix);
   const connectionRecorder = new ConnectionRecorder(db, enterpriseEvents, warn('could not record connecting IPs'));
   const enterprise = new EnterpriseService(config, db, { identity, audit, mailer, plans, usage, events: enterpriseEvents, connections: connectionRecorder, warn });
@@ -186,6 +199,9 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
     planAssignments,
     staff: new StaffService(db, { audit, identity, planAssignments, usage, apiKeys, sessions }),
     stats,
+    search,
+    searchExecutor,
+    mcpTools,
     pools,
     windows,
     settlement,

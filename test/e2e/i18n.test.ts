@@ -62,14 +62,16 @@ async function openBrowser(locale: string): Promise<{ page: Page; context: Brows
 const allowedWords = new Set([
   'svc', 'Pro', 'Max', 'x5', 'x20', 'OpenAI', 'API', 'SDK', 'ID', 'JSON', 'RFC', 'Node', 'Node.js', 'Python', 'npm', 'pip', 'openai', 'curl',
   'Chat', 'Completions', 'Markdown', 'tokens', 'token', 'USD', 'UTC', 'Bearer', 'HTTP', 'IP', 'Chrome', 'Linux', 'English',
-  // Network terms Chinese documentation writes in Latin letters (enterprise allow-lists, the session API).
-  'CIDR', 'REST',
+  'MCP', 'Streamable', 'REST', 'Schema', 'ISO', 'Claude', 'Code', 'Cursor', 'VS', 'Codex',
+  // Network terms Chinese documentation writes in Latin letters (enterprise allow-lists).
+  'CIDR',
 ]);
 const allowedPatterns = [
   /^svc[-_][\w.-]*$/, // model ids (svc-2.1-fast), key prefixes (svc_live_), client names (svc-cli)
   /^[\w.+-]+@example\.com$/, // the test's email addresses
   /^[A-Z]{4}-[A-Z]{4}$/, // device user codes
   /^web_search$/,
+  /^svc\.search\.v1$/, // the search output form name
 ];
 
 /** English left on the page: text nodes and the attributes people hear or see (title, aria-label, placeholder). */
@@ -135,6 +137,13 @@ describe('Chinese web app', () => {
       // The samples' prompts are in Chinese too, still valid code.
       expect(await page.locator('pre').nth(1).innerText()).toContain('"用一句话打个招呼。"');
       await expectChinese(page, 'docs');
+
+      await page.goto('/docs/search');
+      await page.getByRole('heading', { level: 1, name: '网页搜索' }).waitFor();
+      // The sample query is Chinese too, inside valid code; the MCP address is this server's.
+      expect(await page.locator('pre').first().innerText()).toContain('"PostgreSQL 最新版本发布说明"');
+      expect(await page.locator('pre').nth(2).innerText()).toContain(`${testApp.url}/v1/mcp`);
+      await expectChinese(page, 'docs-search');
 
       await page.goto('/account');
       await page.getByRole('tab', { name: '注册' }).waitFor();

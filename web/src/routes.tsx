@@ -8,6 +8,7 @@ import { AccountPage } from './modules/account/components/account-page.tsx';
 import { DevicePage } from './modules/device/components/device-page.tsx';
 import { MediaDocsPage } from './modules/docs/components/media-page.tsx';
 import { QuickStartPage } from './modules/docs/components/quick-start-page.tsx';
+import { SearchDocsPage } from './modules/search/components/search-docs-page.tsx';
 import { LandingPage } from './modules/home/components/landing-page.tsx';
 import { PricingPage } from './modules/plan/components/pricing-page.tsx';
 import { AppShell } from './modules/shell/components/app-shell.tsx';
@@ -57,6 +58,7 @@ export const routes: RouteObject[] = [
           { index: true, element: <LandingPage /> },
           { path: 'pricing', element: <PricingPage /> },
           { path: 'docs/media', element: <MediaDocsPage /> },
+          { path: 'docs/search', element: <SearchDocsPage /> },
           // `docs/*` also matches `/docs` itself.
           { path: 'docs/*', element: <QuickStartPage /> },
           { path: 'account', element: <AccountPage /> },

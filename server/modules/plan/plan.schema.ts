@@ -50,3 +50,11 @@ builder.queryField('plans', (t) =>
     resolve: (_root, _args, { services }) => services.plans.list(),
   }),
 );
+
+builder.queryField('assignablePlans', (t) =>
+  t.field({
+    type: [PlanRef],
+    description: 'Every plan with its packages, including those only staff assign (enterprise, for organisations): for package pickers in the admin app.',
+    resolve: (_root, _args, { services }) => services.plans.listAll(),
+  }),
+);

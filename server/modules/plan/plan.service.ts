@@ -61,6 +61,11 @@ export class PlanService {
     return this.#plans;
   }
 
+  /** Every plan, with those only staff assign (enterprise): for the staff package pickers. */
+  listAll(): Plan[] {
+    return this.#all;
+  }
+
   /** The package with this id and the plan it belongs to. */
   findPackage(packageId: string): { plan: Plan; pkg: PlanPackage } | undefined {
     for (const plan of this.#all) {

@@ -520,6 +520,10 @@ describe('staff', () => {
     const { owner, organisationId } = await organisationOwner();
     const account = await support.web.graphql<{ account: { organisations: { id: string; viewerRole: string | null }[] } }>('query($id: ID!) { account(id: $id) { organisations { id viewerRole } } }', { id: owner.id });
     expect(account.data?.account.organisations).toEqual([{ id: organisationId, viewerRole: 'owner' }]);
+    // The enterprise package is assignable by staff but not on the public catalogue.
+    const catalogue = await support.web.graphql<{ plans: { packages: { id: string }[] }[]; assignablePlans: { packages: { id: string }[] }[] }>('{ plans { packages { id } } assignablePlans { packages { id } } }');
+    expect(catalogue.data?.plans.flatMap((plan) => plan.packages.map((pkg) => pkg.id))).not.toContain('enterprise');
+    expect(catalogue.data?.assignablePlans.flatMap((plan) => plan.packages.map((pkg) => pkg.id))).toContain('enterprise');
     // The organisation is an account staff can look up (and re-package) like any other.
     const organisation = await support.web.graphql<{ account: { kind: string; planPackage: string; usage: { packageId: string } } }>('query($id: ID!) { account(id: $id) { kind planPackage usage { packageId } } }', {
       id: organisationId,

@@ -13,6 +13,7 @@ import type plan from './en/plan.json';
 import type shell from './en/shell.json';
 import type staff from './en/staff.json';
 import type usage from './en/usage.json';
+import type search from './en/search.json';
 
 declare module 'i18next' {
   interface CustomTypeOptions {
@@ -30,5 +31,6 @@ declare module 'i18next' {
     shell: typeof shell;
     staff: typeof staff;
     usage: typeof usage;
+    search: typeof search;
   }
 }
