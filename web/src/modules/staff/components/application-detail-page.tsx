@@ -15,8 +15,8 @@ import { ApplicationFacts, ApplicationStateBadge, ApplicationTimeline } from '..
 import '../../enterprise/components/enterprise.css';
 import { ENTERPRISE_APPLICATION_CHANGED_SUBSCRIPTION } from '../../enterprise/graphql/enterprise-application-changed.subscription.ts';
 import { usePlanText } from '../../plan/components/plan-labels.ts';
-import { PLANS_QUERY } from '../../plan/graphql/plans.query.ts';
 import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { ASSIGNABLE_PLANS_QUERY } from '../graphql/assignable-plans.query.ts';
 import { APPROVE_ENTERPRISE_APPLICATION } from '../graphql/approve-enterprise-application.mutation.ts';
 import { ENTERPRISE_APPLICATION_QUERY, type ApplicationDetail } from '../graphql/enterprise-application.query.ts';
 import { REJECT_ENTERPRISE_APPLICATION } from '../graphql/reject-enterprise-application.mutation.ts';
@@ -160,9 +160,9 @@ function ApproveDialog({ application, onClose, onConfirm }: { application: Appli
   const { t } = useTranslation(['enterprise', 'staff']);
   const text = usePlanText();
   const id = useId();
-  const plans = useQuery(PLANS_QUERY);
+  const plans = useQuery(ASSIGNABLE_PLANS_QUERY);
   const [packageId, setPackageId] = useState('');
-  const options = plans.data?.plans.flatMap((plan) => plan.packages.map((pkg) => ({ id: pkg.id, label: t('staff:actions.package.option', { name: text.packageLabel(plan, pkg), id: pkg.id }) }))) ?? [];
+  const options = plans.data?.assignablePlans.flatMap((plan) => plan.packages.map((pkg) => ({ id: pkg.id, label: t('staff:actions.package.option', { name: text.packageLabel(plan, pkg), id: pkg.id }) }))) ?? [];
   return (
     <ActionDialog
       title={t('review.detail.approveDialog.title', { organisation: application.organisation })}
