@@ -174,7 +174,7 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
   const mcpTools = new McpTools(config, searchExecutor);
   const enterpriseEvents = new EnterpriseEvents(createPubSubFor(redis, warn('enterprise event fan-out failed')), redis.keyPrefix);
   const connectionRecorder = new ConnectionRecorder(db, enterpriseEvents, warn('could not record connecting IPs'));
-  const enterprise = new EnterpriseService(config, db, { identity, audit, mailer, plans, usage, events: enterpriseEvents, connections: connectionRecorder, warn });
+  const enterprise = new EnterpriseService(config, db, { identity, audit, mailer, plans, usage, events: enterpriseEvents, connections: connectionRecorder, throttle, warn });
   // The enterprise module's applications give the dashboard its review queue.
   const stats = new StatsService(config, db, windows, { reviewQueue: enterprise });
 

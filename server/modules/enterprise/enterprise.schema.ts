@@ -225,7 +225,11 @@ OrganisationRef.implement({
     packageId: t.exposeString('packageId', { description: 'Its plan package (default enterprise; staff may change it with setAccountPackage).' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created (approval).' }),
     disabled: t.exposeBoolean('disabled', { description: 'Disabled by staff: its keys are refused.' }),
-    viewerRole: t.expose('viewerRole', { type: OrganisationRoleEnum, nullable: true, description: 'Your role in it; null when staff look at it.' }),
+    viewerRole: t.expose('viewerRole', {
+      type: OrganisationRoleEnum,
+      nullable: true,
+      description: "Your role in it; null when staff who are not members look at it. Under Account.organisations: that account's role.",
+    }),
     viewerCanManageKeys: t.boolean({
       description: 'Whether you may mint and revoke its keys (owner and admins, from a web session).',
       resolve: (organisation, _args, { principal }) =>
@@ -491,6 +495,20 @@ builder.subscriptionField('organisationConnectionsChanged', (t) =>
       return services.enterprise.events.connections(String(args.organisationId));
     },
     resolve: (_event, args, { principal, services }) => services.enterprise.connections(principal, String(args.organisationId)),
+  }),
+);
+
+builder.subscriptionField('organisationUsageUpdated', (t) =>
+  t.field({
+    type: UsageRef,
+    authScopes: { signedIn: true },
+    description: "The organisation's usage, now and again whenever one of its keys' requests is admitted or settled on any server (as usageUpdated does for you).",
+    args: { organisationId: t.arg.id({ required: true, description: 'Organisation id.' }) },
+    subscribe: async (_root, args, { principal, services }) => {
+      await services.enterprise.assertCanRead(principal, String(args.organisationId));
+      return services.usage.events.watch(String(args.organisationId));
+    },
+    resolve: (_event, args, { principal, services }) => services.enterprise.usage(principal, String(args.organisationId)),
   }),
 );
 

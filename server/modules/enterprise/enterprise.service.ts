@@ -28,6 +28,7 @@ import type { Payer } from '../identity/principal.ts';
 import type { PlanService } from '../plan/plan.service.ts';
 import type { HistoryPageArgs, UsageHistoryPage } from '../usage/usage.history.ts';
 import type { UsageReport, UsageService } from '../usage/usage.service.ts';
+import type { Throttle } from '../rate-limit/throttle.ts';
 import { allowListMatcher, normaliseIp, parseCidrs } from './cidr.ts';
 import type { ConnectionRecorder } from './connections.ts';
 import {
@@ -160,6 +161,10 @@ export interface InviteResult {
 export const APPLICATIONS_DEFAULT_PAGE = 50;
 export const APPLICATIONS_MAX_PAGE = 200;
 export const maxKeysPerOrganisation = 100;
+/** Each sends an email: an owner cannot turn svc into a mailer, nor an applicant flood the queue. */
+export const invitationsPerHourPerOrganisation = 50;
+export const applicationsPerDayPerAccount = 10;
+const hourMs = 3_600_000;
 
 interface Deps {
   identity: IdentityService;
@@ -169,6 +174,7 @@ interface Deps {
   usage: UsageService;
   events: EnterpriseEvents;
   connections: ConnectionRecorder;
+  throttle: Throttle;
   warn: (message: string) => (error: unknown) => void;
 }
 
@@ -206,6 +212,10 @@ export class EnterpriseService {
   async submit(actor: authz.Actor, input: ApplicationInput): Promise<ApplicationView> {
     signedInPerson(actor);
     const clean = validateApplication(input);
+    await this.#deps.throttle.enforce([{ key: `enterprise-apply:account:${actor.accountId}`, limit: applicationsPerDayPerAccount, periodMs: 24 * hourMs }], {
+      en: 'applications',
+      zh: '申请提交过于频繁',
+    });
     const em = this.#db.orm.em.fork();
     const applicant = await em.findOneOrFail(Account, { id: actor.accountId });
     if (applicant.kind === 'organisation') throw new AppError('forbidden', bilingual('An organisation cannot apply for an organisation.', '组织不能申请组织。'));
@@ -622,6 +632,10 @@ export class EnterpriseService {
     if (!emailPattern.test(email) || email.length > 254) throw new AppError('invalid_request', bilingual('email must be an email address.', 'email 必须是有效的邮箱地址。'), { param: 'email' });
     const role = input.role ?? 'member';
     if (role !== 'admin' && role !== 'member') throw new AppError('invalid_request', bilingual('role must be admin or member (an organisation has one owner).', 'role 必须是 admin 或 member（一个组织只有一位所有者）。'), { param: 'role' });
+    await this.#deps.throttle.enforce([{ key: `enterprise-invite:organisation:${organisationId}`, limit: invitationsPerHourPerOrganisation, periodMs: hourMs }], {
+      en: 'invitations',
+      zh: '邀请过于频繁',
+    });
     const em = this.#db.orm.em.fork();
     const account = await em.findOne(Account, { email });
     // Only an account that proved it owns the address joins at once; any other waits for that proof

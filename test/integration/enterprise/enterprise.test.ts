@@ -336,6 +336,40 @@ describe('organisation keys', () => {
     expect(graph.data?.organisation.usageHistory.nodes).toEqual([{ credentialKind: 'enterprise_key' }]);
   });
 
+  it("the organisation's usage is live on the other instance while its key is used", async () => {
+    const { owner, organisationId } = await organisationOwner();
+    const { token } = await mintKey(owner, organisationId);
+    const seen: number[] = [];
+    const client = cookieClient(b, owner);
+    try {
+      client.subscribe<{ organisationUsageUpdated: { pools: { used: { amountMicros: number } }[] } }>(
+        { query: 'subscription($id: ID!) { organisationUsageUpdated(organisationId: $id) { pools { used { amountMicros } } } }', variables: { id: organisationId } },
+        sink((data) => seen.push(data.organisationUsageUpdated.pools.reduce((sum, pool) => sum + pool.used.amountMicros, 0))),
+      );
+      await expect.poll(() => seen.length, { timeout: 5000 }).toBeGreaterThan(0);
+      expect(seen[0]).toBe(0);
+      expect((await chat(a.url, token)).status).toBe(200);
+      await expect.poll(() => seen.at(-1), { timeout: 3000, interval: 20 }).toBeGreaterThan(0);
+    } finally {
+      await client.dispose();
+    }
+    // A stranger cannot watch it.
+    const stranger = await seed(b).member({ tag: 'watcher' });
+    const strangerClient = cookieClient(b, stranger);
+    try {
+      const outcome = await new Promise<unknown>((resolve) => {
+        strangerClient.subscribe({ query: 'subscription($id: ID!) { organisationUsageUpdated(organisationId: $id) { packageId } }', variables: { id: organisationId } }, {
+          next: (result) => resolve(result.errors?.[0]?.extensions?.code ?? 'data'),
+          error: (error) => resolve((error as { extensions?: { code?: string } }[])[0]?.extensions?.code ?? 'error'),
+          complete: () => resolve('complete'),
+        });
+      });
+      expect(outcome).toBe('not_found');
+    } finally {
+      await strangerClient.dispose();
+    }
+  });
+
   it('a revoked key is refused at once on both instances', async () => {
     const { owner, organisationId } = await organisationOwner();
     const { token, id } = await mintKey(owner, organisationId);
@@ -465,6 +499,18 @@ describe('organisation keys', () => {
 });
 
 describe('members', () => {
+  it('an owner cannot send invitations without end: 50 an hour per organisation, then 429', async () => {
+    const { owner, organisationId } = await organisationOwner();
+    const invite = (n: number) =>
+      owner.web.graphql('mutation($org: ID!, $email: String!) { inviteOrganisationMember(organisationId: $org, email: $email) { invitation { id } } }', {
+        org: organisationId,
+        email: `flood-${n}-${organisationId.slice(0, 8)}@example.com`,
+      });
+    for (let n = 0; n < 50; n++) expect((await invite(n)).errors, `invitation ${n}`).toBeUndefined();
+    const refused = await invite(50);
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'rate_limited', status: 429 });
+  });
+
   it('an existing account whose address is not verified gets an invitation, taken up once it verifies', async () => {
     const { owner, organisationId } = await organisationOwner();
     const unverified = await seed(a).member({ tag: 'unverified' });
