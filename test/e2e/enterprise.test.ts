@@ -168,6 +168,8 @@ describe('enterprise organisations', () => {
       await expect.poll(() => connection.first().getByTestId('connection-requests').textContent(), { timeout: 10_000 }).toBe('2');
       expect(await connection.first().textContent()).toContain('lab-worker');
       await expect.poll(() => page.locator('[data-request-id]').count(), { timeout: 10_000 }).toBe(2);
+      // The organisation's pools moved (its own, drawn as on /account/usage), without a reload.
+      await expect.poll(() => page.locator('[data-pool="fast-day"] [role="meter"]').getAttribute('aria-valuenow'), { timeout: 10_000 }).not.toBe('0');
       expect(await notReloaded(page)).toBe(true);
       await page.getByRole('button', { name: 'I have copied it' }).click();
       await shot(page, 'console-connections');
