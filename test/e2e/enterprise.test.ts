@@ -132,6 +132,13 @@ describe('enterprise organisations', () => {
       const organisationRow = staff.getByRole('region', { name: 'Organisations' }).locator('tr', { hasText: organisation });
       await organisationRow.waitFor();
       expect(await organisationRow.textContent()).toContain('Owner');
+      // The organisation's own account: its members instead of personal keys and sessions.
+      await organisationRow.getByRole('link', { name: organisation }).click();
+      await staff.locator('.account-header .role--organisation').waitFor();
+      await staff.getByRole('heading', { level: 1, name: organisation }).waitFor();
+      await staff.getByRole('region', { name: 'Members' }).locator('tr', { hasText: member.email }).waitFor();
+      await shot(staff, 'organisation-account');
+      await staff.goBack();
       await staff.goBack();
 
       // The applicant's page turns approved by itself.

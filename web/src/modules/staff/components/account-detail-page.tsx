@@ -26,6 +26,7 @@ import { AccountActions, accountQueries, NoticeText, type Notice } from './accou
 import { AccountStatus, PackageBadge, RoleBadge } from './account-badges.tsx';
 import { ActionDialog } from './action-dialog.tsx';
 import { AuditTable } from './audit-table.tsx';
+import { OrganisationBadge, OrganisationPanel } from './organisation-panel.tsx';
 
 /** How many of the account's latest requests the page shows. */
 const recentRequests = 15;
@@ -41,7 +42,7 @@ export function AccountDetailPage() {
   const account = data?.account;
   return (
     <div className="admin-page">
-      <title>{t('pageTitle', { page: account ? account.email : t('account.title') })}</title>
+      <title>{t('pageTitle', { page: account ? (account.kind === 'organisation' && account.displayName ? account.displayName : account.email) : t('account.title') })}</title>
       <p className="breadcrumb">
         <Link to="/admin/accounts">{t('accounts.title')}</Link> <span aria-hidden="true">/</span>
       </p>
@@ -109,12 +110,16 @@ export function AccountDetailPage() {
               <UsageHistoryTable nodes={account.usageHistory.nodes} />
             )}
           </Section>
+          {account.kind === 'organisation' ? (
+            <OrganisationPanel organisationId={account.id} />
+          ) : (
+            <div className="admin-columns">
+              <Keys account={account} onDone={setNotice} />
+              <Sessions sessions={account.sessions} />
+            </div>
+          )}
           <div className="admin-columns">
-            <Keys account={account} onDone={setNotice} />
-            <Sessions sessions={account.sessions} />
-          </div>
-          <div className="admin-columns">
-            <AccountOrganisations accountId={account.id} />
+            {account.kind === 'person' && <AccountOrganisations accountId={account.id} />}
             <AccountOrders />
           </div>
           <AccountAudit accountId={account.id} />
@@ -127,12 +132,14 @@ export function AccountDetailPage() {
 function AccountHeader({ account }: { account: AccountDetail }) {
   const { t } = useTranslation('staff');
   const format = useFormat();
+  // An organisation never signs in: its name says more than its placeholder address.
+  const organisation = account.kind === 'organisation';
   return (
     <header className="account-header">
       <div className="account-header__title">
-        <h1>{account.email}</h1>
+        <h1>{organisation && account.displayName ? account.displayName : account.email}</h1>
         <div className="account-header__badges">
-          <RoleBadge role={account.role} />
+          {account.kind === 'organisation' ? <OrganisationBadge /> : <RoleBadge role={account.role} />}
           <PackageBadge packageId={account.planPackage} until={account.planPackageUntil} />
           <AccountStatus account={account} />
         </div>
@@ -148,21 +155,25 @@ function AccountHeader({ account }: { account: AccountDetail }) {
           <dt>{t('account.facts.created')}</dt>
           <dd>{format.dateTime(account.createdAt)}</dd>
         </div>
-        <div>
-          <dt>{t('account.facts.email')}</dt>
-          <dd>{account.emailVerified ? t('account.facts.verified') : t('account.facts.notVerified')}</dd>
-        </div>
-        <div>
-          <dt>{t('account.facts.signsInWith')}</dt>
-          <dd>{account.hasPassword ? t('account.facts.passwordOrCode') : t('account.facts.codeOrProvider')}</dd>
-        </div>
+        {!organisation && (
+          <div>
+            <dt>{t('account.facts.email')}</dt>
+            <dd>{account.emailVerified ? t('account.facts.verified') : t('account.facts.notVerified')}</dd>
+          </div>
+        )}
+        {!organisation && (
+          <div>
+            <dt>{t('account.facts.signsInWith')}</dt>
+            <dd>{account.hasPassword ? t('account.facts.passwordOrCode') : t('account.facts.codeOrProvider')}</dd>
+          </div>
+        )}
         {account.disabledAt && (
           <div>
             <dt>{t('account.facts.disabled')}</dt>
             <dd>{format.dateTime(account.disabledAt)}</dd>
           </div>
         )}
-        {account.displayName && (
+        {account.displayName && !organisation && (
           <div>
             <dt>{t('account.facts.name')}</dt>
             <dd>{account.displayName}</dd>
@@ -320,7 +331,7 @@ function AccountOrganisations({ accountId }: { accountId: string }) {
               {organisations.map((organisation) => (
                 <tr key={organisation.id}>
                   <td>
-                    {organisation.name}
+                    <Link to={`/admin/accounts/${organisation.id}`}>{organisation.name}</Link>
                     <span className="cell-note">{t('enterprise:review.organisations.since', { time: format.dateTime(organisation.createdAt) })}</span>
                   </td>
                   <td>{organisation.viewerRole ? t(`enterprise:role.${organisation.viewerRole}`) : '—'}</td>
