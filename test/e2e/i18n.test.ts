@@ -372,6 +372,12 @@ describe('Chinese web app', () => {
       await reviewer.page.getByRole('dialog').getByRole('button', { name: '批准' }).click();
       await reviewer.page.getByRole('status').filter({ hasText: '已批准' }).waitFor();
       await expectChinese(reviewer.page, 'admin-application-approved');
+      const approved = await support.web.graphql<{ enterpriseApplication: { organisationId: string } }>('query($id: ID!) { enterpriseApplication(id: $id) { organisationId } }', { id: applicationId });
+      await reviewer.page.goto(`/admin/accounts/${approved.data!.enterpriseApplication.organisationId}`);
+      await reviewer.page.getByRole('heading', { level: 1, name: organisation }).waitFor();
+      await reviewer.page.getByRole('region', { name: '成员' }).locator('tr', { hasText: member.email }).waitFor();
+      await expectChinese(reviewer.page, 'admin-organisation-account');
+      await reviewer.page.goBack();
 
       // The applicant's page turns by itself, then the console mints a key that a script uses.
       await applicant.page.getByText('已批准：您的组织已就绪。').waitFor({ timeout: 10_000 });
