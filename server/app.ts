@@ -33,6 +33,7 @@ import { searchRoutes } from './modules/search/search.rest.ts';
 import { sessionRoutes } from './modules/session/session.rest.ts';
 import { staffRoutes } from './modules/staff/staff.rest.ts';
 import { mcpRoutes } from './modules/mcp/mcp.rest.ts';
+import { billingRoutes } from './modules/billing/billing.rest.ts';
 import { enterpriseRoutes } from './modules/enterprise/enterprise.rest.ts';
 import { createServices, type Services } from './services.ts';
 
@@ -137,6 +138,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(speechRoutes);
   await app.register(staffRoutes);
   await app.register(mcpRoutes);
+  await app.register(billingRoutes);
   await app.register(enterpriseRoutes);
   await app.register(graphqlRoutes);
   await app.register(spaRoutes);

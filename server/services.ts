@@ -53,6 +53,12 @@ import { StatsService } from './modules/staff/stats.service.ts';
 import { McpTools } from './modules/mcp/mcp.tools.ts';
 import { SearchExecutor, searchModelId } from './modules/search/search.executor.ts';
 import { createSearchService, type SearchService } from './modules/search/search.service.ts';
+import { BillingJobs } from './modules/billing/billing.jobs.ts';
+import { BillingOrders } from './modules/billing/billing.service.ts';
+import { CheckoutService } from './modules/billing/checkout.service.ts';
+import { OrderEvents } from './modules/billing/order.events.ts';
+import { PaymentProviders } from './modules/billing/providers/registry.ts';
+import { SubscriptionService } from './modules/billing/subscription.service.ts';
 import { ConnectionRecorder } from './modules/enterprise/connections.ts';
 import { EnterpriseEvents } from './modules/enterprise/enterprise.events.ts';
 import { EnterpriseService } from './modules/enterprise/enterprise.service.ts';
@@ -122,6 +128,18 @@ export interface Services {
   searchExecutor: SearchExecutor;
   /** The hosted MCP tools (`web_search`): their list, the discovery document and call planning. */
   mcpTools: McpTools;
+  /** The payment providers that are on (config `payments.*`), each failing closed without its keys. */
+  paymentProviders: PaymentProviders;
+  /** Orders and notifications: create, verify and apply (idempotent), reconcile, refund. */
+  billingOrders: BillingOrders;
+  /** What a paid order does to the account's term and package; period end; cancel and resume. */
+  subscriptions: SubscriptionService;
+  /** Members' checkout and orders, the sandbox pay page, staff order lookup, re-query and refund. */
+  checkout: CheckoutService;
+  /** `orderUpdated`: order changes fanned out to every instance. */
+  orderEvents: OrderEvents;
+  /** Reconciliation and period-end jobs (every minute on every instance). */
+  billingJobs: BillingJobs;
   /** Enterprise applications, organisations, their svc_ent_ keys and connecting IPs (DESIGN §8.1). */
   enterprise: EnterpriseService;
 }
@@ -172,8 +190,14 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
   const searchExecutor = new SearchExecutor(registry, search);
   chatSurface.register(searchModelId, (body) => searchExecutor.planFromChat(body));
   const mcpTools = new McpTools(config, searchExecutor);
+  const paymentProviders = new PaymentProviders(config);
+  const orderEvents = new OrderEvents(createPubSubFor(redis, warn('order event fan-out failed')), redis.keyPrefix);
+  const subscriptions = new SubscriptionService(config, db, { audit, planAssignments, mailer, log, orderChanged: (order) => orderEvents.changed(order.id) });
+  const billingOrders = new BillingOrders(config, db, paymentProviders, subscriptions.hooks);
+  const checkout = new CheckoutService(db, { orders: billingOrders, providers: paymentProviders, subscriptions, audit });
+  const billingJobs = new BillingJobs({ orders: billingOrders, subscriptions, redis, log, instanceId });
   const enterpriseEvents = new EnterpriseEvents(createPubSubFor(redis, warn('enterprise event fan-out failed')), redis.keyPrefix);
-  const connectionRecorder = new ConnectionRecorder(db, enterpriseEvents, warn('could not record connecting IPs'));
+  const connectionRecorder = new ConnectionRecorder(db, redis.redis, enterpriseEvents, warn('could not record connecting IPs'));
   const enterprise = new EnterpriseService(config, db, { identity, audit, mailer, plans, usage, events: enterpriseEvents, connections: connectionRecorder, throttle, warn });
   // The enterprise module's applications give the dashboard its review queue.
   const stats = new StatsService(config, db, windows, { reviewQueue: enterprise });
@@ -202,6 +226,12 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
     search,
     searchExecutor,
     mcpTools,
+    paymentProviders,
+    billingOrders,
+    subscriptions,
+    checkout,
+    orderEvents,
+    billingJobs,
     pools,
     windows,
     settlement,
@@ -224,8 +254,14 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
       media.start();
       // Time-limited packages return to Free on time (every instance runs it; each expired row is taken once).
       planAssignments.start();
+      orderEvents.start();
+      // Lost notifications recovered, unpaid orders expired, ended terms moved on (each instance; see billing.jobs.ts).
+      billingJobs.start();
+      connectionRecorder.start();
     },
     async close() {
+      await closeWithin(log, 'payment jobs', () => billingJobs.close());
+      await closeWithin(log, 'order events', () => orderEvents.close());
       await closeWithin(log, 'plan package expiry', () => planAssignments.close());
       pipeline.checkpoints.close();
       sweeper.close();

@@ -10,6 +10,7 @@ import '../modules/session/session.schema.ts';
 import '../modules/staff/staff.schema.ts';
 import '../modules/staff/stats.schema.ts';
 import '../modules/audit/audit.schema.ts';
+import '../modules/billing/billing.schema.ts';
 import '../modules/enterprise/enterprise.schema.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -3,7 +3,7 @@
  * `pageRoutes`); a new page replaces its placeholder entry here, e.g. `account` with the account module's
  * page component. The admin app (`/admin/*`) has its own frame instead of the site's header and footer.
  */
-import type { RouteObject } from 'react-router';
+import { Navigate, useParams, type RouteObject } from 'react-router';
 import { AccountPage } from './modules/account/components/account-page.tsx';
 import { DevicePage } from './modules/device/components/device-page.tsx';
 import { MediaDocsPage } from './modules/docs/components/media-page.tsx';
@@ -27,6 +27,10 @@ import { EnterpriseDocsPage } from './modules/enterprise/components/enterprise-d
 import { EnterpriseHomePage } from './modules/enterprise/components/enterprise-home-page.tsx';
 import { ApplicationDetailPage } from './modules/staff/components/application-detail-page.tsx';
 import { ApplicationsPage } from './modules/staff/components/applications-page.tsx';
+import { BillingPage } from './modules/billing/components/billing-page.tsx';
+import { CheckoutPage } from './modules/billing/components/checkout-page.tsx';
+import { ReceiptPage } from './modules/billing/components/receipt-page.tsx';
+import { OrdersPage } from './modules/staff/components/orders-page.tsx';
 
 export const routes: RouteObject[] = [
   {
@@ -43,6 +47,8 @@ export const routes: RouteObject[] = [
           { path: 'audit', element: <AuditPage /> },
           { path: 'applications', element: <ApplicationsPage /> },
           { path: 'applications/:id', element: <ApplicationDetailPage /> },
+          { path: 'orders', element: <OrdersPage /> },
+          { path: 'orders/:id', element: <OrdersPage /> },
           { path: '*', element: <AdminNotFoundPage /> },
         ],
       },
@@ -68,9 +74,20 @@ export const routes: RouteObject[] = [
           { path: 'enterprise', element: <EnterpriseHomePage /> },
           { path: 'enterprise/apply', element: <ApplyPage /> },
           { path: 'enterprise/console', element: <ConsolePage /> },
+          { path: 'account/billing', element: <BillingPage /> },
+          { path: 'account/billing/orders/:orderId', element: <ReceiptPage /> },
+          { path: 'checkout/:orderId', element: <CheckoutPage /> },
+          // Where providers send the payer (the sandbox's pay page, the default return URL): the live checkout page.
+          { path: 'payments/sandbox/:orderId', element: <ToCheckout /> },
+          { path: 'account/orders/:orderId', element: <ToCheckout /> },
           { path: '*', element: <NotFoundPage /> },
         ],
       },
     ],
   },
 ];
+
+function ToCheckout() {
+  const { orderId = '' } = useParams();
+  return <Navigate to={`/checkout/${encodeURIComponent(orderId)}`} replace />;
+}

@@ -12,7 +12,7 @@
  * from the short cache is billed like any other.
  */
 import { randomBytes } from 'node:crypto';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, bilingual } from '../../errors/app-error.ts';
 import type { ClientSignal, Exchange, Executor, TurnPlan } from '../../metering/executor.ts';
 import { serverTiming, type Metered, type Turn } from '../../metering/turn.ts';
 import type { ChatBody, ChatMessage } from '../gateway/chat.validate.ts';
@@ -45,13 +45,12 @@ export interface SearchCall {
 
 export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
   readonly #search: SearchService;
-  readonly #model: RoutedModel;
+  /** Null when the catalogue has no svc-2.1-search: hosted search is then off (every call a 404). */
+  readonly #model: RoutedModel | null;
 
   constructor(registry: ModelRegistry, search: SearchService) {
     this.#search = search;
-    const model = registry.get(searchModelId);
-    if (!model) throw new Error(`The model catalogue has no ${searchModelId}: hosted search is billed as that model.`);
-    this.#model = model;
+    this.#model = registry.get(searchModelId) ?? null;
   }
 
   get provider(): string {
@@ -97,6 +96,14 @@ export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
   }
 
   #plan(prepared: PreparedSearch, frame: SearchFrame): TurnPlan<SearchCall, SvcSearchV1> {
+    if (!this.#model) {
+      const message = bilingual(
+        'Hosted search is off on this server: its model catalogue has no {model}, the model searches are billed as.',
+        '本服务器未开启托管搜索：模型目录中没有用于计费的 {model}。',
+        { model: searchModelId },
+      );
+      throw new AppError('model_not_found', message, { param: 'model' });
+    }
     const outputBudget = outputTokensBase + prepared.maxResults * outputTokensPerResult;
     return {
       executor: this,

@@ -4,6 +4,7 @@
  */
 import 'i18next';
 import type account from './en/account.json';
+import type billing from './en/billing.json';
 import type device from './en/device.json';
 import type docs from './en/docs.json';
 import type enterprise from './en/enterprise.json';
@@ -22,6 +23,7 @@ declare module 'i18next' {
   }
   interface ResourceNamespaceMap {
     account: typeof account;
+    billing: typeof billing;
     device: typeof device;
     docs: typeof docs;
     enterprise: typeof enterprise;
