@@ -6,7 +6,8 @@
  * sticks across a reload, follows the member to a new browser (stored on the account), and a signed-out
  * choice sticks too (cookie). The admin app (dashboard, accounts, an account, the audit log) speaks Chinese
  * to support staff in a zh-CN browser, orders included; upgrading, checkout, billing and receipts speak Chinese
- * to members. Screenshots in both languages land in test-results/.
+ * to members, and so do the enterprise pages (an application, the review queue, the console with a key and
+ * its connecting address). Screenshots in both languages land in test-results/.
  */
 import { resolve } from 'node:path';
 import OpenAI from 'openai';
@@ -65,6 +66,8 @@ const allowedWords = new Set([
   'MCP', 'Streamable', 'REST', 'Schema', 'ISO', 'Claude', 'Code', 'Cursor', 'VS', 'Codex',
   // Payment brands, named as they name themselves (the order lookup's placeholder, the card option's note).
   'Stripe', 'Visa', 'Mastercard',
+  // Network terms Chinese documentation writes in Latin letters (enterprise allow-lists).
+  'CIDR',
 ]);
 const allowedPatterns = [
   /^svc[-_][\w.-]*$/, // model ids (svc-2.1-fast), key prefixes (svc_live_), client names (svc-cli)
@@ -188,8 +191,16 @@ describe('Chinese web app', () => {
       await page.getByText('已批准。您可以关闭此页面').waitFor();
 
       await page.goto('/enterprise/apply');
-      await page.getByRole('heading', { level: 1, name: '企业版' }).waitFor();
-      await expectChinese(page, 'not-available');
+      await page.getByRole('heading', { level: 1, name: '申请组织账户' }).waitFor();
+      await page.getByRole('button', { name: '提交申请' }).click();
+      await page.getByText('请选择商业版或企业版。').waitFor();
+      await expectChinese(page, 'enterprise-apply');
+      await page.goto('/enterprise/console');
+      await page.getByText('您还没有加入任何组织。').waitFor();
+      await expectChinese(page, 'enterprise-console-none');
+      await page.goto('/docs/enterprise');
+      await page.getByRole('heading', { level: 1, name: '企业组织' }).waitFor();
+      await expectChinese(page, 'docs-enterprise');
       // The server only answers page routes; an unknown path is the app's own 404, reached in the app.
       await page.evaluate(() => {
         window.history.pushState({}, '', '/no-such-page');
@@ -334,6 +345,78 @@ describe('Chinese web app', () => {
       expect(problems).toEqual([]);
     } finally {
       await context.close();
+    }
+  });
+
+  it('renders the enterprise pages in Chinese: a pending application, the review queue and its detail, then the approved page and the console with a key and its address', async () => {
+    const people = seed(testApp);
+    const support = await people.staff('support', 'zh-reviewer');
+    const member = await people.member({ tag: 'zh-applicant' });
+    const organisation = `研究所 ${Date.now()}`;
+    const submitted = await member.web.graphql<{ submitEnterpriseApplication: { id: string; state: string } }>(
+      'mutation($input: EnterpriseApplicationInput!) { submitEnterpriseApplication(input: $input) { id state } }',
+      { input: { kind: 'enterprise', organisation, contactEmail: member.email, website: null, country: 'CN', useCase: '为 40 位研究人员总结实验记录，主要使用快速模型。', expectedMonthlyTokens: 50_000_000 } },
+    );
+    expect(submitted.errors).toBeUndefined();
+    const applicationId = submitted.data!.submitEnterpriseApplication.id;
+    const applicant = await openBrowser('zh-CN');
+    const reviewer = await openBrowser('zh-CN');
+    try {
+      await applicant.context.addCookies([{ name: 'svc_membership_session', value: member.web.cookie!, url: testApp.url }]);
+      await reviewer.context.addCookies([{ name: 'svc_membership_session', value: support.web.cookie!, url: testApp.url }]);
+      await applicant.page.goto('/enterprise/apply');
+      await applicant.page.getByText('我们正在审核您的申请。').waitFor();
+      await expectChinese(applicant.page, 'enterprise-pending');
+
+      await reviewer.page.goto('/admin/applications');
+      await reviewer.page.locator('tr', { hasText: organisation }).waitFor();
+      await expectChinese(reviewer.page, 'admin-applications');
+      await reviewer.page.goto(`/admin/applications/${applicationId}`);
+      await reviewer.page.getByRole('heading', { level: 1, name: organisation }).waitFor();
+      await expectChinese(reviewer.page, 'admin-application');
+      await reviewer.page.getByRole('button', { name: '拒绝' }).click();
+      await reviewer.page.getByRole('dialog').getByRole('button', { name: '拒绝' }).click();
+      await reviewer.page.getByText('请填写原因：申请人会看到，并会记入审计日志。').waitFor();
+      await reviewer.page.screenshot({ path: resolve(resultsDir, 'i18n-zh-admin-application-reject.png') });
+      await reviewer.page.getByRole('dialog').getByRole('button', { name: '取消' }).click();
+      await reviewer.page.getByRole('button', { name: '批准' }).click();
+      await reviewer.page.getByRole('dialog').getByLabel(/^给申请人的备注/).fill('欢迎加入，已为您开通企业版套餐。');
+      await reviewer.page.getByRole('dialog').getByRole('button', { name: '批准' }).click();
+      await reviewer.page.getByRole('status').filter({ hasText: '已批准' }).waitFor();
+      await expectChinese(reviewer.page, 'admin-application-approved');
+      const approved = await support.web.graphql<{ enterpriseApplication: { organisationId: string } }>('query($id: ID!) { enterpriseApplication(id: $id) { organisationId } }', { id: applicationId });
+      await reviewer.page.goto(`/admin/accounts/${approved.data!.enterpriseApplication.organisationId}`);
+      await reviewer.page.getByRole('heading', { level: 1, name: organisation }).waitFor();
+      await reviewer.page.getByRole('region', { name: '成员' }).locator('tr', { hasText: member.email }).waitFor();
+      await expectChinese(reviewer.page, 'admin-organisation-account');
+      await reviewer.page.goBack();
+
+      // The applicant's page turns by itself, then the console mints a key that a script uses.
+      await applicant.page.getByText('已批准：您的组织已就绪。').waitFor({ timeout: 10_000 });
+      await expectChinese(applicant.page, 'enterprise-approved');
+      await applicant.page.getByRole('link', { name: '打开控制台' }).click();
+      await applicant.page.getByRole('heading', { level: 2, name: organisation }).waitFor();
+      await applicant.page.getByLabel('密钥名称').fill('实验室');
+      await applicant.page.getByRole('button', { name: '创建密钥' }).click();
+      const token = (await applicant.page.getByTestId('new-org-key-token').textContent())!.trim();
+      const client = new OpenAI({ apiKey: token, baseURL: `${testApp.url}/v1`, maxRetries: 0 });
+      await client.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: '你好' }] });
+      await applicant.page.locator('tr[data-ip]').waitFor({ timeout: 10_000 });
+      await applicant.page.locator('[data-request-id]').first().waitFor({ timeout: 10_000 });
+      await expectChinese(applicant.page, 'enterprise-console');
+
+      // The same pages in English, for comparison.
+      await applicant.page.getByLabel('语言').selectOption('en');
+      await applicant.page.getByRole('heading', { level: 1, name: 'Organisation console' }).waitFor();
+      await applicant.page.screenshot({ path: resolve(resultsDir, 'i18n-en-enterprise-console.png'), fullPage: true });
+      await reviewer.page.getByLabel('语言').selectOption('en');
+      await reviewer.page.getByRole('heading', { level: 2, name: 'Timeline' }).waitFor();
+      await reviewer.page.screenshot({ path: resolve(resultsDir, 'i18n-en-admin-application-approved.png'), fullPage: true });
+      expect(applicant.problems).toEqual([]);
+      expect(reviewer.problems).toEqual([]);
+    } finally {
+      await applicant.context.close();
+      await reviewer.context.close();
     }
   });
 

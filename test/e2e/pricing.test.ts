@@ -193,25 +193,31 @@ describe('app shell', () => {
     }
   });
 
-  it('answers every page route: quick start with this origin, honest placeholders for pages not built yet, the admin sign-in', async () => {
+  it('answers every page route: quick start and the enterprise docs with this origin, the enterprise pages asking to sign in, the admin sign-in', async () => {
     const { page, context, problems } = await openPage();
     try {
-      for (const path of ['/docs', '/docs/enterprise']) {
-        await page.goto(path);
-        expect(await text(page, 'h1')).toBe('Quick start');
-        const body = normalize(await page.locator('main').innerText());
-        expect(body).toContain(`baseURL: '${testApp.url}/v1'`);
-        expect(body).toContain(`base_url="${testApp.url}/v1"`);
-        expect(body).toContain('svc_live_');
-      }
       await page.goto('/docs');
+      expect(await text(page, 'h1')).toBe('Quick start');
+      const body = normalize(await page.locator('main').innerText());
+      expect(body).toContain(`baseURL: '${testApp.url}/v1'`);
+      expect(body).toContain(`base_url="${testApp.url}/v1"`);
+      expect(body).toContain('svc_live_');
       await page.screenshot({ path: resolve(resultsDir, 'docs.png'), fullPage: true });
+      await page.goto('/docs/enterprise');
+      expect(await text(page, 'h1')).toBe('Enterprise organisations');
+      const enterpriseDocs = normalize(await page.locator('main').innerText());
+      expect(enterpriseDocs).toContain(`baseURL: '${testApp.url}/v1'`);
+      expect(enterpriseDocs).toContain('svc_ent_');
 
-      for (const path of ['/enterprise/apply', '/enterprise/console']) {
+      // Signed out, the enterprise pages ask to sign in first.
+      for (const [path, heading] of [
+        ['/enterprise/apply', 'Apply for an organisation'],
+        ['/enterprise/console', 'Organisation console'],
+      ] as const) {
         await page.goto(path);
-        // textContent: the eyebrow is upper-cased by CSS only.
-        expect(await page.locator('main .eyebrow').textContent(), path).toBe('Not available yet');
-        expect(await page.getByRole('main').getByRole('link', { name: 'See plans and prices' }).getAttribute('href')).toBe('/pricing');
+        expect(await text(page, 'h1'), path).toBe(heading);
+        await page.getByText('Sign in first').waitFor();
+        expect(await page.getByRole('main').getByRole('link', { name: 'Sign in' }).getAttribute('href')).toBe('/account');
       }
       // The admin app is built (test/e2e/admin.test.ts): signed out, it asks for a staff sign-in.
       for (const path of ['/admin', '/admin/accounts']) {
@@ -219,7 +225,8 @@ describe('app shell', () => {
         expect(await text(page, 'h1'), path).toBe('Sign in to the admin app');
       }
       await page.goto('/enterprise/apply');
-      await page.screenshot({ path: resolve(resultsDir, 'not-available.png'), fullPage: true });
+      await page.getByText('Sign in first').waitFor();
+      await page.screenshot({ path: resolve(resultsDir, 'enterprise-signed-out.png'), fullPage: true });
       expect(problems).toEqual([]);
     } finally {
       await context.close();

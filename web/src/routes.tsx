@@ -13,15 +13,20 @@ import { LandingPage } from './modules/home/components/landing-page.tsx';
 import { PricingPage } from './modules/plan/components/pricing-page.tsx';
 import { AppShell } from './modules/shell/components/app-shell.tsx';
 import { UsagePage } from './modules/usage/components/usage-page.tsx';
-import { NotAvailablePage } from './modules/shell/components/not-available-page.tsx';
 import { NotFoundPage } from './modules/shell/components/not-found-page.tsx';
 import { RouteErrorPage } from './modules/shell/components/route-error-page.tsx';
 import { AccountDetailPage } from './modules/staff/components/account-detail-page.tsx';
 import { AccountsPage } from './modules/staff/components/accounts-page.tsx';
 import { AdminLayout } from './modules/staff/components/admin-layout.tsx';
-import { AdminNotFoundPage, ApplicationsPlaceholderPage } from './modules/staff/components/admin-placeholder-pages.tsx';
+import { AdminNotFoundPage } from './modules/staff/components/admin-placeholder-pages.tsx';
 import { AuditPage } from './modules/staff/components/audit-page.tsx';
 import { DashboardPage } from './modules/staff/components/dashboard-page.tsx';
+import { ApplyPage } from './modules/enterprise/components/apply-page.tsx';
+import { ConsolePage } from './modules/enterprise/components/console-page.tsx';
+import { EnterpriseDocsPage } from './modules/enterprise/components/enterprise-docs-page.tsx';
+import { EnterpriseHomePage } from './modules/enterprise/components/enterprise-home-page.tsx';
+import { ApplicationDetailPage } from './modules/staff/components/application-detail-page.tsx';
+import { ApplicationsPage } from './modules/staff/components/applications-page.tsx';
 import { BillingPage } from './modules/billing/components/billing-page.tsx';
 import { CheckoutPage } from './modules/billing/components/checkout-page.tsx';
 import { ReceiptPage } from './modules/billing/components/receipt-page.tsx';
@@ -40,8 +45,8 @@ export const routes: RouteObject[] = [
           { path: 'accounts', element: <AccountsPage /> },
           { path: 'accounts/:id', element: <AccountDetailPage /> },
           { path: 'audit', element: <AuditPage /> },
-          // The review queue (`applications`, `applications/:id`) is the enterprise module's: replace this entry.
-          { path: 'applications/*', element: <ApplicationsPlaceholderPage /> },
+          { path: 'applications', element: <ApplicationsPage /> },
+          { path: 'applications/:id', element: <ApplicationDetailPage /> },
           { path: 'orders', element: <OrdersPage /> },
           { path: 'orders/:id', element: <OrdersPage /> },
           { path: '*', element: <AdminNotFoundPage /> },
@@ -65,7 +70,10 @@ export const routes: RouteObject[] = [
           { path: 'account', element: <AccountPage /> },
           { path: 'account/usage', element: <UsagePage /> },
           { path: 'device', element: <DevicePage /> },
-          { path: 'enterprise/*', element: <NotAvailablePage page="enterprise" /> },
+          { path: 'docs/enterprise', element: <EnterpriseDocsPage /> },
+          { path: 'enterprise', element: <EnterpriseHomePage /> },
+          { path: 'enterprise/apply', element: <ApplyPage /> },
+          { path: 'enterprise/console', element: <ConsolePage /> },
           { path: 'account/billing', element: <BillingPage /> },
           { path: 'account/billing/orders/:orderId', element: <ReceiptPage /> },
           { path: 'checkout/:orderId', element: <CheckoutPage /> },

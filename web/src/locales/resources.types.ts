@@ -7,6 +7,7 @@ import type account from './en/account.json';
 import type billing from './en/billing.json';
 import type device from './en/device.json';
 import type docs from './en/docs.json';
+import type enterprise from './en/enterprise.json';
 import type home from './en/home.json';
 import type model from './en/model.json';
 import type plan from './en/plan.json';
@@ -25,6 +26,7 @@ declare module 'i18next' {
     billing: typeof billing;
     device: typeof device;
     docs: typeof docs;
+    enterprise: typeof enterprise;
     home: typeof home;
     model: typeof model;
     plan: typeof plan;

@@ -40,6 +40,7 @@ function MainNav() {
     { to: '/pricing', label: t('nav.pricing') },
     { to: '/docs', label: t('nav.docs') },
     ...(me ? [{ to: '/account/usage', label: t('nav.usage') }] : []),
+    ...(me ? [{ to: '/enterprise', label: t('nav.enterprise') }] : []),
     { to: '/account', label: t('nav.account') },
   ];
   return (
@@ -69,6 +70,7 @@ function SiteFooter() {
           <Link to="/pricing">{t('footer.pricing')}</Link>
           <Link to="/docs">{t('footer.quickStart')}</Link>
           <Link to="/account">{t('footer.account')}</Link>
+          <Link to="/docs/enterprise">{t('footer.enterprise')}</Link>
         </nav>
       </div>
     </footer>

@@ -2,8 +2,7 @@
  * `/admin/accounts/:id`: one account as support sees it — who it is, its plan and pools (drawn as on
  * `/account/usage`), its recent requests, keys and sessions, what staff did to it — and the actions.
  *
- * Organisations and orders have their sections here already; the enterprise and billing modules fill them
- * (see `AccountOrganisations` and `AccountOrders` below).
+ * Orders have their section here already; the billing module fills it (see `AccountOrders` below).
  */
 import { useMutation, useQuery } from '@apollo/client/react';
 import { useEffect, useState, type ReactNode } from 'react';
@@ -20,6 +19,7 @@ import { UsageHistoryTable } from '../../usage/components/usage-history-table.ts
 import '../../usage/components/usage.css';
 import { OrdersTable } from '../../billing/components/billing-page.tsx';
 import { ACCOUNT_AUDIT_QUERY } from '../graphql/account-audit.query.ts';
+import { ACCOUNT_ORGANISATIONS_QUERY } from '../graphql/account-organisations.query.ts';
 import { STAFF_ORDERS_QUERY } from '../graphql/staff-orders.query.ts';
 import { ACCOUNT_DETAIL_QUERY, type AccountDetail } from '../graphql/account-detail.query.ts';
 import { STAFF_REVOKE_API_KEY } from '../graphql/staff-revoke-api-key.mutation.ts';
@@ -28,6 +28,7 @@ import { AccountActions, accountQueries, NoticeText, type Notice } from './accou
 import { AccountStatus, PackageBadge, RoleBadge } from './account-badges.tsx';
 import { ActionDialog } from './action-dialog.tsx';
 import { AuditTable } from './audit-table.tsx';
+import { OrganisationBadge, OrganisationPanel } from './organisation-panel.tsx';
 
 /** How many of the account's latest requests the page shows. */
 const recentRequests = 15;
@@ -43,7 +44,7 @@ export function AccountDetailPage() {
   const account = data?.account;
   return (
     <div className="admin-page">
-      <title>{t('pageTitle', { page: account ? account.email : t('account.title') })}</title>
+      <title>{t('pageTitle', { page: account ? (account.kind === 'organisation' && account.displayName ? account.displayName : account.email) : t('account.title') })}</title>
       <p className="breadcrumb">
         <Link to="/admin/accounts">{t('accounts.title')}</Link> <span aria-hidden="true">/</span>
       </p>
@@ -111,12 +112,16 @@ export function AccountDetailPage() {
               <UsageHistoryTable nodes={account.usageHistory.nodes} />
             )}
           </Section>
+          {account.kind === 'organisation' ? (
+            <OrganisationPanel organisationId={account.id} />
+          ) : (
+            <div className="admin-columns">
+              <Keys account={account} onDone={setNotice} />
+              <Sessions sessions={account.sessions} />
+            </div>
+          )}
           <div className="admin-columns">
-            <Keys account={account} onDone={setNotice} />
-            <Sessions sessions={account.sessions} />
-          </div>
-          <div className="admin-columns">
-            <AccountOrganisations />
+            {account.kind === 'person' && <AccountOrganisations accountId={account.id} />}
             <AccountOrders accountId={account.id} />
           </div>
           <AccountAudit accountId={account.id} />
@@ -129,12 +134,14 @@ export function AccountDetailPage() {
 function AccountHeader({ account }: { account: AccountDetail }) {
   const { t } = useTranslation('staff');
   const format = useFormat();
+  // An organisation never signs in: its name says more than its placeholder address.
+  const organisation = account.kind === 'organisation';
   return (
     <header className="account-header">
       <div className="account-header__title">
-        <h1>{account.email}</h1>
+        <h1>{organisation && account.displayName ? account.displayName : account.email}</h1>
         <div className="account-header__badges">
-          <RoleBadge role={account.role} />
+          {account.kind === 'organisation' ? <OrganisationBadge /> : <RoleBadge role={account.role} />}
           <PackageBadge packageId={account.planPackage} until={account.planPackageUntil} />
           <AccountStatus account={account} />
         </div>
@@ -150,21 +157,25 @@ function AccountHeader({ account }: { account: AccountDetail }) {
           <dt>{t('account.facts.created')}</dt>
           <dd>{format.dateTime(account.createdAt)}</dd>
         </div>
-        <div>
-          <dt>{t('account.facts.email')}</dt>
-          <dd>{account.emailVerified ? t('account.facts.verified') : t('account.facts.notVerified')}</dd>
-        </div>
-        <div>
-          <dt>{t('account.facts.signsInWith')}</dt>
-          <dd>{account.hasPassword ? t('account.facts.passwordOrCode') : t('account.facts.codeOrProvider')}</dd>
-        </div>
+        {!organisation && (
+          <div>
+            <dt>{t('account.facts.email')}</dt>
+            <dd>{account.emailVerified ? t('account.facts.verified') : t('account.facts.notVerified')}</dd>
+          </div>
+        )}
+        {!organisation && (
+          <div>
+            <dt>{t('account.facts.signsInWith')}</dt>
+            <dd>{account.hasPassword ? t('account.facts.passwordOrCode') : t('account.facts.codeOrProvider')}</dd>
+          </div>
+        )}
         {account.disabledAt && (
           <div>
             <dt>{t('account.facts.disabled')}</dt>
             <dd>{format.dateTime(account.disabledAt)}</dd>
           </div>
         )}
-        {account.displayName && (
+        {account.displayName && !organisation && (
           <div>
             <dt>{t('account.facts.name')}</dt>
             <dd>{account.displayName}</dd>
@@ -294,15 +305,47 @@ function Sessions({ sessions }: { sessions: SessionFragment[] }) {
   );
 }
 
-/**
- * The organisations this account belongs to. The enterprise module replaces this body with its own
- * query (e.g. `account(id) { organisations { … } }` added to `Account` in its schema).
- */
-function AccountOrganisations() {
-  const { t } = useTranslation('staff');
+/** The organisations this account belongs to, its role in each, and the package each is on. */
+function AccountOrganisations({ accountId }: { accountId: string }) {
+  const { t } = useTranslation(['staff', 'enterprise']);
+  const format = useFormat();
+  const { data, loading, error, refetch } = useQuery(ACCOUNT_ORGANISATIONS_QUERY, { variables: { id: accountId }, notifyOnNetworkStatusChange: true });
+  const organisations = data?.account?.organisations;
   return (
     <Section title={t('account.organisations.heading')}>
-      <Empty title={t('account.organisations.empty')} text={t('account.organisations.emptyHint')} />
+      {error && !organisations ? (
+        <ErrorState title={t('enterprise:review.organisations.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
+      ) : !organisations ? (
+        <LoadingState label={t('enterprise:review.organisations.loading')} />
+      ) : organisations.length === 0 ? (
+        <Empty title={t('account.organisations.empty')} text={t('account.organisations.emptyHint')} />
+      ) : (
+        <div className="table-scroll">
+          <table className="admin-table admin-table--rows">
+            <thead>
+              <tr>
+                <th scope="col">{t('enterprise:review.organisations.name')}</th>
+                <th scope="col">{t('enterprise:review.organisations.role')}</th>
+                <th scope="col">{t('enterprise:review.organisations.package')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {organisations.map((organisation) => (
+                <tr key={organisation.id}>
+                  <td>
+                    <Link to={`/admin/accounts/${organisation.id}`}>{organisation.name}</Link>
+                    <span className="cell-note">{t('enterprise:review.organisations.since', { time: format.dateTime(organisation.createdAt) })}</span>
+                  </td>
+                  <td>{organisation.viewerRole ? t(`enterprise:role.${organisation.viewerRole}`) : '—'}</td>
+                  <td>
+                    <code>{organisation.packageId}</code>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
     </Section>
   );
 }

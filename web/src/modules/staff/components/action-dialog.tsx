@@ -18,12 +18,16 @@ export interface ActionDialogProps {
   danger?: boolean;
   reason: 'required' | 'optional';
   reasonPlaceholder?: string;
+  /** What the free-text field is called, when it is not a reason (e.g. a note to the applicant). */
+  reasonLabel?: string;
+  /** Said when a required reason is left empty, when the default sentence does not fit. */
+  reasonRequiredText?: string;
   /** Does the action; a thrown error is shown in the dialog, which stays open. */
   onConfirm(reason: string): Promise<void>;
   onClose(): void;
 }
 
-export function ActionDialog({ title, children, fields, confirmLabel, danger, reason: reasonRule, reasonPlaceholder, onConfirm, onClose }: ActionDialogProps) {
+export function ActionDialog({ title, children, fields, confirmLabel, danger, reason: reasonRule, reasonPlaceholder, reasonLabel, reasonRequiredText, onConfirm, onClose }: ActionDialogProps) {
   const { t } = useTranslation('staff');
   const errorMessage = useErrorMessage();
   const id = useId();
@@ -71,7 +75,7 @@ export function ActionDialog({ title, children, fields, confirmLabel, danger, re
         {fields}
         <label className="field" htmlFor={`${id}-reason`}>
           <span>
-            {t('dialog.reason')} {reasonRule === 'optional' && <span className="muted">{t('optional')}</span>}
+            {reasonLabel ?? t('dialog.reason')} {reasonRule === 'optional' && <span className="muted">{t('optional')}</span>}
           </span>
           <textarea
             id={`${id}-reason`}
@@ -86,7 +90,7 @@ export function ActionDialog({ title, children, fields, confirmLabel, danger, re
         </label>
         {problem !== null && (
           <p id={`${id}-problem`} className="form__error action-dialog__problem" role="alert">
-            {problem === 'reason' ? t('dialog.reasonRequired') : errorMessage(problem)}
+            {problem === 'reason' ? (reasonRequiredText ?? t('dialog.reasonRequired')) : errorMessage(problem)}
           </p>
         )}
         <div className="action-dialog__buttons">

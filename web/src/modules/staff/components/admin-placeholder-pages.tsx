@@ -1,4 +1,4 @@
-/** The admin app's stand-ins: an unknown `/admin/…` path, and the review queue until the enterprise module brings it. */
+/** The admin app's stand-in for an unknown `/admin/…` path. */
 import { Trans, useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 
@@ -16,23 +16,6 @@ export function AdminNotFoundPage() {
             components={{ dashboard: <Link to="/admin" />, accounts: <Link to="/admin/accounts" />, audit: <Link to="/admin/audit" /> }}
           />
         </p>
-      </div>
-    </div>
-  );
-}
-
-/** Replaced by the enterprise module's `/admin/applications` and `/admin/applications/:id` pages. */
-export function ApplicationsPlaceholderPage() {
-  const { t } = useTranslation('staff');
-  return (
-    <div className="admin-page">
-      <title>{t('pageTitle', { page: t('applications.title') })}</title>
-      <header className="admin-head">
-        <h1>{t('applications.title')}</h1>
-      </header>
-      <div className="state state--empty">
-        <p className="state__title">{t('applications.empty')}</p>
-        <p>{t('applications.emptyHint')}</p>
       </div>
     </div>
   );

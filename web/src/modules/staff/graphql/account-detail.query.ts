@@ -7,6 +7,8 @@ import { USAGE_FRAGMENT, type UsageFragment } from '../../usage/graphql/usage.fr
 import { STAFF_ACCOUNT_FRAGMENT, type StaffAccountFragment } from './staff-account.fragment.ts';
 
 export interface AccountDetail extends StaffAccountFragment {
+  /** An organisation's account has members and organisation keys instead of its own keys and sessions. */
+  kind: 'person' | 'organisation';
   usage: UsageFragment;
   usageHistory: { nodes: UsageRecordFragment[]; pageInfo: { hasNextPage: boolean } };
   apiKeys: ApiKeyFragment[];
@@ -25,6 +27,7 @@ export const ACCOUNT_DETAIL_QUERY: TypedDocumentNode<AccountDetailQuery, { id: s
   query AccountDetail($id: ID!, $requests: Int!) {
     account(id: $id) {
       ...StaffAccountFragment
+      kind
       usage {
         ...UsageFragment
       }

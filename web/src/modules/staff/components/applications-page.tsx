@@ -1,0 +1,194 @@
+/**
+ * `/admin/applications`: the enterprise review queue. Pending applications oldest first (the one waiting
+ * longest at the top); other states for looking back. Live: `enterpriseApplicationChanged` reaches every
+ * staff screen on every instance — a new application, one withdrawn, one decided by someone else — and
+ * the list is fetched again so its order and membership are the server's.
+ */
+import { useQuery, useSubscription } from '@apollo/client/react';
+import { useRef, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Link, useSearchParams } from 'react-router';
+import { useFormat } from '../../../lib/format.ts';
+import { ApplicationStateBadge } from '../../enterprise/components/application-parts.tsx';
+import '../../enterprise/components/enterprise.css';
+import '../../usage/components/usage.css';
+import { ENTERPRISE_APPLICATION_CHANGED_SUBSCRIPTION } from '../../enterprise/graphql/enterprise-application-changed.subscription.ts';
+import type { EnterpriseApplicationState } from '../../enterprise/graphql/enterprise-application.fragment.ts';
+import { useCountryName } from '../../enterprise/hooks/use-countries.ts';
+import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { ENTERPRISE_APPLICATIONS_QUERY, type ReviewApplication } from '../graphql/enterprise-applications.query.ts';
+
+const pageSize = 50;
+const filters = ['pending_review', 'approved', 'rejected', 'withdrawn', 'all'] as const;
+type Filter = (typeof filters)[number];
+
+function isFilter(value: string | null): value is Filter {
+  return filters.some((filter) => filter === value);
+}
+
+export function ApplicationsPage() {
+  const { t } = useTranslation(['enterprise', 'staff']);
+  const [params, setParams] = useSearchParams();
+  const asked = params.get('state');
+  const filter: Filter = isFilter(asked) ? asked : 'pending_review';
+  const state: EnterpriseApplicationState | null = filter === 'all' ? null : filter;
+  const { data, previousData, loading, error, refetch, fetchMore } = useQuery(ENTERPRISE_APPLICATIONS_QUERY, {
+    variables: { state, first: pageSize },
+    notifyOnNetworkStatusChange: true,
+  });
+  const [arrived, setArrived] = useState<string[]>([]);
+  const refreshing = useRef<Promise<unknown> | null>(null);
+  const subscription = useSubscription(ENTERPRISE_APPLICATION_CHANGED_SUBSCRIPTION, {
+    onData: ({ data: pushed }) => {
+      const changed = pushed.data?.enterpriseApplicationChanged;
+      if (!changed) return;
+      if (changed.state === 'pending_review') setArrived((previous) => (previous.includes(changed.id) ? previous : [...previous, changed.id]));
+      refreshing.current ??= refetch().catch(() => undefined).finally(() => (refreshing.current = null));
+    },
+  });
+  const [loadingMore, setLoadingMore] = useState(false);
+  const page = (data ?? previousData)?.enterpriseApplications;
+  const live = subscription.error ? 'interrupted' : 'live';
+
+  const more = async () => {
+    if (!page?.pageInfo.endCursor) return;
+    setLoadingMore(true);
+    try {
+      await fetchMore({
+        variables: { after: page.pageInfo.endCursor },
+        updateQuery: (previous, { fetchMoreResult }) => ({
+          enterpriseApplications: {
+            nodes: [...previous.enterpriseApplications.nodes, ...fetchMoreResult.enterpriseApplications.nodes],
+            pageInfo: fetchMoreResult.enterpriseApplications.pageInfo,
+          },
+        }),
+      });
+    } finally {
+      setLoadingMore(false);
+    }
+  };
+
+  return (
+    <div className="admin-page">
+      <title>{t('staff:pageTitle', { page: t('review.title') })}</title>
+      <header className="admin-head">
+        <div>
+          <h1>{t('review.title')}</h1>
+          <p className="muted admin-head__note">{t('review.note')}</p>
+        </div>
+        <div className="review-head__right">
+          <span className={`live live--${live}`} role="status">
+            <span className="live__dot" aria-hidden="true" />
+            {t(`review.live.${live}`)}
+          </span>
+          <div className="segmented" role="radiogroup" aria-label={t('review.filterLabel')}>
+            {filters.map((option) => (
+              <button
+                key={option}
+                type="button"
+                role="radio"
+                aria-checked={filter === option}
+                className={filter === option ? 'segmented__option segmented__option--active' : 'segmented__option'}
+                onClick={() => setParams(option === 'pending_review' ? {} : { state: option }, { replace: true })}
+              >
+                {t(`review.filters.${option}`)}
+              </button>
+            ))}
+          </div>
+        </div>
+      </header>
+      {error && !page ? (
+        <ErrorState title={t('review.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
+      ) : !page ? (
+        <LoadingState label={t('review.loading')} />
+      ) : page.nodes.length === 0 ? (
+        <div className="state state--empty">
+          <p className="state__title">{t(`review.empty.${filter}`)}</p>
+          <p>{filter === 'pending_review' ? t('review.emptyHintPending') : t('review.emptyHint')}</p>
+        </div>
+      ) : (
+        <>
+          <p className="admin-count muted">
+            {page.pageInfo.hasNextPage ? t('review.countMore', { count: page.nodes.length }) : t('review.count', { count: page.nodes.length })}
+          </p>
+          <QueueTable applications={page.nodes} arrived={arrived} showState={filter === 'all'} />
+          {page.pageInfo.hasNextPage && (
+            <div className="actions">
+              <button type="button" className="button button--ghost" onClick={() => void more()} disabled={loadingMore}>
+                {loadingMore ? t('staff:loadingMore') : t('review.more')}
+              </button>
+            </div>
+          )}
+        </>
+      )}
+    </div>
+  );
+}
+
+function QueueTable({ applications, arrived, showState }: { applications: ReviewApplication[]; arrived: string[]; showState: boolean }) {
+  const { t } = useTranslation('enterprise');
+  const format = useFormat();
+  const countryName = useCountryName();
+  const now = Date.now();
+  return (
+    <div className="table-scroll">
+      <table className="admin-table admin-table--rows review-table">
+        <thead>
+          <tr>
+            <th scope="col">{t('review.columns.organisation')}</th>
+            <th scope="col">{t('review.columns.kind')}</th>
+            <th scope="col">{t('review.columns.applicant')}</th>
+            <th scope="col">{t('review.columns.country')}</th>
+            <th scope="col" className="num">
+              {t('review.columns.tokens')}
+            </th>
+            <th scope="col">{t('review.columns.submitted')}</th>
+            {showState && <th scope="col">{t('review.columns.state')}</th>}
+          </tr>
+        </thead>
+        <tbody>
+          {applications.map((application) => (
+            <tr key={application.id} data-application={application.id} className={arrived.includes(application.id) ? 'review-table__new' : undefined}>
+              <th scope="row">
+                <Link to={`/admin/applications/${application.id}`} className="account-link">
+                  {application.organisation}
+                </Link>
+                <span className="cell-note" title={application.useCase}>
+                  {application.useCase}
+                </span>
+              </th>
+              <td>{t(`kind.${application.kind}.name`)}</td>
+              <td>
+                {application.applicant ? (
+                  <>
+                    <Link to={`/admin/accounts/${application.applicant.id}`} className="review-table__email" title={application.applicant.email}>
+                      {application.applicant.email}
+                    </Link>
+                    <span className="cell-note">{t('review.accountAge', { age: format.duration(Math.max(0, now - Date.parse(application.applicant.createdAt))) })}</span>
+                  </>
+                ) : (
+                  <span className="muted">{t('review.detail.applicant.gone')}</span>
+                )}
+              </td>
+              <td>{countryName(application.country)}</td>
+              <td className="num">{format.compact(application.expectedMonthlyTokens)}</td>
+              <td className="nowrap">
+                {format.dateTime(application.submittedAt)}
+                {application.state === 'pending_review' ? (
+                  <span className="cell-note">{t('review.waiting', { duration: format.duration(Math.max(0, now - Date.parse(application.submittedAt))) })}</span>
+                ) : (
+                  application.decidedAt && <span className="cell-note">{t('review.decided', { time: format.dateTime(application.decidedAt) })}</span>
+                )}
+              </td>
+              {showState && (
+                <td>
+                  <ApplicationStateBadge state={application.state} />
+                </td>
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
