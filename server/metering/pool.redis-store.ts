@@ -112,11 +112,13 @@ end
 return raised
 `;
 
-/** KEYS: instances. ARGV: instance id. Records a heartbeat at Redis's own clock (instances' clocks may differ). */
+/**
+ * KEYS: instances. ARGV: instance id. Records a heartbeat at Redis's own clock (instances' clocks may
+ * differ). Returns 1 when the instance was not in the set (first beat, or Redis lost its data), else 0.
+ */
 const heartbeatScript = `
 local t = redis.call('TIME')
-redis.call('ZADD', KEYS[1], t[1] * 1000 + math.floor(t[2] / 1000), ARGV[1])
-return 1
+return redis.call('ZADD', KEYS[1], t[1] * 1000 + math.floor(t[2] / 1000), ARGV[1])
 `;
 /** KEYS: instances. ARGV: how long without a heartbeat counts as dead (ms). Returns the dead instance ids. */
 const deadInstancesScript = `
@@ -225,8 +227,8 @@ export class RedisPoolStore implements PoolStore {
     return this.#load(ids, (id) => this.#redis.zrem('res:index', id));
   }
 
-  async heartbeat(): Promise<void> {
-    await this.#redis.svcHeartbeat(1, 'instances', this.#instanceId);
+  async heartbeat(): Promise<boolean> {
+    return (await this.#redis.svcHeartbeat(1, 'instances', this.#instanceId)) === 1;
   }
 
   async orphaned(limit: number): Promise<ExpiredReservation[]> {

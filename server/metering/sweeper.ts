@@ -43,11 +43,24 @@ export class Sweeper {
   }
 
   start(): void {
-    const heartbeat = () => void this.#store.heartbeat().catch((error: unknown) => this.#log.warn({ err: error }, 'instance heartbeat failed'));
+    const reconcile = () => void this.reconcile().catch((error: unknown) => this.#log.warn({ err: error }, 'pool reconciliation failed'));
+    let beaten = false;
+    const heartbeat = () =>
+      void this.#store.heartbeat().then(
+        (unknown) => {
+          // Redis forgot this instance after knowing it: it restarted without its data or was flushed, so its
+          // pool counters start at zero. Raise them to the ledger now, not at the next 5-minute round.
+          if (unknown && beaten && this.#store.raiseToLedger) {
+            this.#log.warn('Redis lost its data (restarted or flushed); pools reconciled against the ledger');
+            reconcile();
+          }
+          beaten = true;
+        },
+        (error: unknown) => this.#log.warn({ err: error }, 'instance heartbeat failed'),
+      );
     heartbeat();
     this.#heartbeatTimer = setInterval(heartbeat, HEARTBEAT_MS).unref();
     if (this.#store.raiseToLedger) {
-      const reconcile = () => void this.reconcile().catch((error: unknown) => this.#log.warn({ err: error }, 'pool reconciliation failed'));
       setImmediate(reconcile);
       this.#reconcileTimer = setInterval(reconcile, RECONCILE_INTERVAL_MS).unref();
     }
