@@ -97,6 +97,8 @@ export interface PoolStore {
    * when the counters live in the same database as the ledger.
    */
   raiseToLedger?(floors: readonly LedgerFloor[], windows: CurrentWindows): Promise<number>;
+  /** Stores that can lose their counters (Redis): how to reconcile when an admission finds them lost. */
+  whenUnreconciled?(reconcile: () => Promise<unknown>): void;
 }
 
 /** What the ledger billed one payer for one class in each current window. */

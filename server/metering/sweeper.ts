@@ -40,6 +40,8 @@ export class Sweeper {
     this.#log = log;
     this.#currency = config.currency;
     this.#sweepMs = config.gateway.sweepIntervalSeconds * 1000;
+    // An admission that finds the counters lost (Redis restarted empty) waits for this before it reserves.
+    store.whenUnreconciled?.(() => this.reconcile());
   }
 
   start(): void {
@@ -145,7 +147,8 @@ export class Sweeper {
       class: row.class,
       billed: { day: Number(row.day), week: Number(row.week), month: Number(row.month) },
     }));
-    const raised = floors.length > 0 ? await this.#store.raiseToLedger(floors, current) : 0;
+    // Called with no floors too: the store then only marks the pools reconciled.
+    const raised = await this.#store.raiseToLedger(floors, current);
     if (raised > 0) this.#log.warn({ raised }, 'pool counters were below the ledger (Redis lost data?); raised them');
     return raised;
   }

@@ -48,6 +48,7 @@ export class PrivateRedis {
     this.#proc = proc;
     await until('the private redis-server', async () => {
       const client = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      client.on('error', () => undefined);
       try {
         await client.connect();
         return (await client.ping()) === 'PONG' ? true : undefined;
@@ -99,7 +100,7 @@ export class Bed {
   readonly dir = mkdtempSync(join(tmpdir(), 'svc-drill-'));
   database!: TestDatabase;
   /** A client straight to the drill's database (never through the proxy). */
-  db!: pg.Client;
+  db!: pg.Pool;
   /** A client straight to the Redis the instances use (never through a proxy), with their prefix. */
   redis!: Redis;
   pgProxy: CuttableProxy | null = null;
@@ -120,13 +121,13 @@ export class Bed {
 
   async start(): Promise<void> {
     this.database = await createTestDatabase();
-    this.db = new pg.Client({ connectionString: this.database.url });
-    await this.db.connect();
+    this.db = new pg.Pool({ connectionString: this.database.url, max: 4 });
     if (this.#options.privateRedis) {
       this.privateRedis = new PrivateRedis();
       await this.privateRedis.start();
     }
     this.redis = new Redis(this.redisUrl, { keyPrefix: this.prefix, maxRetriesPerRequest: 1 });
+    this.redis.on('error', () => undefined); // the drill restarts this Redis on purpose
     let databaseUrl = this.database.url;
     if (this.#options.pgProxy) {
       const target = new URL(this.database.url);
