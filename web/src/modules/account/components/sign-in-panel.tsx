@@ -183,7 +183,11 @@ function EmailCodeForm({
     <form className="form" onSubmit={check} aria-label={t('auth.enterCodeLabel')}>
       <p>
         <Trans t={t} i18nKey={purpose === 'sign-up' ? 'auth.signUpCodeSent' : 'auth.codeSent'} values={{ email: sentTo }} components={{ email: <strong /> }} />
-        {outbox && <span className="muted">{t('auth.outbox')}</span>}
+        {outbox && (
+          <span className="muted">
+            <Trans t={t} i18nKey="auth.outbox" components={{ code: <code /> }} />
+          </span>
+        )}
       </p>
       <label className="field" htmlFor={`${id}-code`}>
         <span>{t('auth.code')}</span>
