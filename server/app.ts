@@ -32,6 +32,8 @@ import { usageRoutes } from './modules/usage/usage.rest.ts';
 import { searchRoutes } from './modules/search/search.rest.ts';
 import { sessionRoutes } from './modules/session/session.rest.ts';
 import { staffRoutes } from './modules/staff/staff.rest.ts';
+import { mcpRoutes } from './modules/mcp/mcp.rest.ts';
+import { billingRoutes } from './modules/billing/billing.rest.ts';
 import { createServices, type Services } from './services.ts';
 
 declare module 'fastify' {
@@ -134,6 +136,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(mediaRoutes);
   await app.register(speechRoutes);
   await app.register(staffRoutes);
+  await app.register(mcpRoutes);
+  await app.register(billingRoutes);
   await app.register(graphqlRoutes);
   await app.register(spaRoutes);
   return app;

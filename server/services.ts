@@ -50,6 +50,15 @@ import { AuditLog } from './modules/audit/audit.service.ts';
 import { PlanAssignments } from './modules/plan/plan-assignment.service.ts';
 import { StaffService } from './modules/staff/staff.service.ts';
 import { StatsService } from './modules/staff/stats.service.ts';
+import { McpTools } from './modules/mcp/mcp.tools.ts';
+import { SearchExecutor, searchModelId } from './modules/search/search.executor.ts';
+import { createSearchService, type SearchService } from './modules/search/search.service.ts';
+import { BillingJobs } from './modules/billing/billing.jobs.ts';
+import { BillingOrders } from './modules/billing/billing.service.ts';
+import { CheckoutService } from './modules/billing/checkout.service.ts';
+import { OrderEvents } from './modules/billing/order.events.ts';
+import { PaymentProviders } from './modules/billing/providers/registry.ts';
+import { SubscriptionService } from './modules/billing/subscription.service.ts';
 
 export interface Services {
   config: Config;
@@ -110,6 +119,24 @@ export interface Services {
   staff: StaffService;
   /** The staff dashboard's figures from the ledger and orders, and the review queue's length. */
   stats: StatsService;
+  /** Hosted search as a library: the configured provider behind the short cache (no billing). */
+  search: SearchService;
+  /** `web_search` as a metered turn of svc-2.1-search: the MCP tool, the REST tool call and the chat model. */
+  searchExecutor: SearchExecutor;
+  /** The hosted MCP tools (`web_search`): their list, the discovery document and call planning. */
+  mcpTools: McpTools;
+  /** The payment providers that are on (config `payments.*`), each failing closed without its keys. */
+  paymentProviders: PaymentProviders;
+  /** Orders and notifications: create, verify and apply (idempotent), reconcile, refund. */
+  billingOrders: BillingOrders;
+  /** What a paid order does to the account's term and package; period end; cancel and resume. */
+  subscriptions: SubscriptionService;
+  /** Members' checkout and orders, the sandbox pay page, staff order lookup, re-query and refund. */
+  checkout: CheckoutService;
+  /** `orderUpdated`: order changes fanned out to every instance. */
+  orderEvents: OrderEvents;
+  /** Reconciliation and period-end jobs (every minute on every instance). */
+  billingJobs: BillingJobs;
 }
 
 export function createServices(config: Config, db: Database, redis: RedisLayer, log: Logger): Services {
@@ -157,6 +184,16 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
   // The enterprise module's applications give the dashboard its review queue: pass `{ reviewQueue }` here
   // once it exists (any object with `reviewQueueSummary()`); until then the queue reads as empty.
   const stats = new StatsService(config, db, windows);
+  const search = createSearchService(config, db, redis, warn('search cache unavailable'));
+  const searchExecutor = new SearchExecutor(registry, search);
+  chatSurface.register(searchModelId, (body) => searchExecutor.planFromChat(body));
+  const mcpTools = new McpTools(config, searchExecutor);
+  const paymentProviders = new PaymentProviders(config);
+  const orderEvents = new OrderEvents(createPubSubFor(redis, warn('order event fan-out failed')), redis.keyPrefix);
+  const subscriptions = new SubscriptionService(config, db, { audit, planAssignments, mailer, log, orderChanged: (order) => orderEvents.changed(order.id) });
+  const billingOrders = new BillingOrders(config, db, paymentProviders, subscriptions.hooks);
+  const checkout = new CheckoutService(db, { orders: billingOrders, providers: paymentProviders, subscriptions, audit });
+  const billingJobs = new BillingJobs({ orders: billingOrders, subscriptions, redis, log, instanceId });
 
   return {
     config,
@@ -179,6 +216,15 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
     planAssignments,
     staff: new StaffService(db, { audit, identity, planAssignments, usage, apiKeys, sessions }),
     stats,
+    search,
+    searchExecutor,
+    mcpTools,
+    paymentProviders,
+    billingOrders,
+    subscriptions,
+    checkout,
+    orderEvents,
+    billingJobs,
     pools,
     windows,
     settlement,
@@ -200,8 +246,13 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
       media.start();
       // Time-limited packages return to Free on time (every instance runs it; each expired row is taken once).
       planAssignments.start();
+      orderEvents.start();
+      // Lost notifications recovered, unpaid orders expired, ended terms moved on (each instance; see billing.jobs.ts).
+      billingJobs.start();
     },
     async close() {
+      await closeWithin(log, 'payment jobs', () => billingJobs.close());
+      await closeWithin(log, 'order events', () => orderEvents.close());
       await closeWithin(log, 'plan package expiry', () => planAssignments.close());
       pipeline.checkpoints.close();
       sweeper.close();

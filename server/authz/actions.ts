@@ -33,6 +33,8 @@ export const actions = {
   'api-key:manage': self('List, mint and revoke your own personal API keys.', true),
   'session:manage': self('List and end your own sessions (browsers and device logins).', true),
   'device:approve': self('Open, approve or deny a device login for your account.', true),
+  'billing:read': self('See your own subscription and orders.', false),
+  'billing:manage': self('Buy a package, pay with the sandbox, cancel or resume your own subscription.', true),
 
   // Support staff (and admins).
   'application:review': staff('support', 'Review enterprise applications: approve or reject them.'),
@@ -43,6 +45,8 @@ export const actions = {
   'session:end-any': staff('support', "End every session of another account, with a reason."),
   'audit:read': staff('support', 'Read the audit log.'),
   'stats:read': staff('support', 'Read the dashboard statistics.'),
+  'order:read': staff('support', 'Look orders up by id or provider trade number, with their notifications.'),
+  'order:requery': staff('support', 'Ask the payment provider again about an unpaid order.'),
 
   // Admins only.
   'staff:set-role': staff('admin', "Change an account's role (member, support, admin), and act on staff accounts."),

@@ -5,5 +5,6 @@ import { ApiKey } from '../modules/api-key/api-key.entity.ts';
 import { BillingNotice, BillingOrder } from '../modules/billing/billing.entity.ts';
 import { DeviceAuthorization } from '../modules/device-auth/device-auth.entity.ts';
 import { Session } from '../modules/session/session.entity.ts';
+import { BillingSubscription } from '../modules/billing/subscription.entity.ts';
 
-export const entities = [Account, EmailCode, Session, ApiKey, DeviceAuthorization, BillingOrder, BillingNotice];
+export const entities = [Account, EmailCode, Session, ApiKey, DeviceAuthorization, BillingOrder, BillingNotice, BillingSubscription];

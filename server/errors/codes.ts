@@ -150,6 +150,14 @@ export const errorCodes = {
     message: 'Not found.',
     messageZh: '未找到请求的资源。',
   }),
+  tool_not_found: code({
+    status: 404,
+    type: 'invalid_request_error',
+    stage: 'routing',
+    actions: ['fix_request'],
+    message: 'There is no tool with that name on this server.',
+    messageZh: '本服务器上没有该名称的工具。',
+  }),
   method_not_allowed: code({
     status: 405,
     type: 'invalid_request_error',

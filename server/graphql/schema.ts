@@ -10,5 +10,6 @@ import '../modules/session/session.schema.ts';
 import '../modules/staff/staff.schema.ts';
 import '../modules/staff/stats.schema.ts';
 import '../modules/audit/audit.schema.ts';
+import '../modules/billing/billing.schema.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

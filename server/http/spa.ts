@@ -10,7 +10,7 @@ import type { Config } from '../config/config.ts';
 import { AppError } from '../errors/app-error.ts';
 import { requestLocale, type Locale, type Localized } from '../i18n/locale.ts';
 
-export const pageRoutes = ['/', '/pricing', '/account', '/account/usage', '/device', '/enterprise', '/enterprise/*', '/docs', '/docs/*', '/admin', '/admin/*'];
+export const pageRoutes = ['/', '/pricing', '/account', '/account/usage', '/device', '/enterprise', '/enterprise/*', '/docs', '/docs/*', '/admin', '/admin/*', '/account/billing', '/account/billing/*', '/checkout/*', '/account/orders/*', '/payments/sandbox/*'];
 
 /** The built app's `index.html`, or null when the web app is not built. */
 export function webIndex(config: Config): string | null {

@@ -15,6 +15,8 @@ import { hasTaskset, pinSelf } from './procs.ts';
 import { machine, printTable, printTargets, summarise, targets, type Rounds, type SystemName } from './report.ts';
 import { fullParams, openStreamsScenario, quickParams, scenarios, type Scenario } from './scenarios.ts';
 import { startSvc, type SvcSystem } from './svc.ts';
+import { printSearch, searchScenario } from './search.ts';
+import { startScriptedSearxng } from '../fixtures/scripted-searxng.ts';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -41,6 +43,8 @@ if (!hasTaskset) say('bench: taskset not found, processes are NOT pinned (number
 pinSelf(LOAD_CORE);
 
 const upstream: Upstream = await startUpstream(logOf('upstream'));
+// The search backend of the search scenario, answering on the load generator's core like the upstream.
+const searxng = await startScriptedSearxng();
 const systems: System[] = [directSystem(upstream)];
 let svc: SvcSystem | undefined;
 const notes: string[] = [];
@@ -53,6 +57,7 @@ try {
         ...(profile ? { profileDir: resolve(outDir, `${stamp}-profile`) } : {}),
         ...(svcLogLevel ? { logLevel: svcLogLevel } : {}),
         ...(svcNodeFlags ? { nodeFlags: svcNodeFlags.split(' ') } : {}),
+        searchUrl: searxng.url,
       });
       systems.push(svc);
     } catch (error) {
@@ -114,6 +119,12 @@ try {
 
   const summary = summarise(perRound);
   const ledger = svc ? await svc.ledgerCheck(svcTokens) : undefined;
+  // After the ledger check: search turns are billed without a chat upstream request.
+  let search: Record<string, number> | undefined;
+  if (svc && (!onlyScenarios || onlyScenarios.includes('search'))) {
+    search = await searchScenario(svc, searxng.url, params.search.count, params.search.warmup);
+    say(`once    search  svc         ${brief(search)}`);
+  }
   const targetList = targets(summary);
   const machineAfter = machine();
   say('');
@@ -122,17 +133,19 @@ try {
   if (targetList.length) say(printTargets(targetList));
   if (ledger) say(`${ledger.ok ? 'MET   ' : 'MISSED'}  ledger: ${ledger.message}`);
   if (ledger && !ledger.ok) say(`        ledger rows by stream/status/estimated: ${JSON.stringify(ledger.ledger.breakdown)}`);
+  if (search) say(`\n${printSearch(search)}`);
   say(`\nload average before ${machineBefore.loadavg.join(' ')}, after ${machineAfter.loadavg.join(' ')}; ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
   for (const note of notes) say(`note: ${note}`);
   const file = resolve(outDir, `${stamp}.json`);
   writeFileSync(
     file,
-    JSON.stringify({ startedAt: new Date(startedAt).toISOString(), mode: quick ? 'quick' : 'full', rounds, params, machine: { ...machineBefore, loadavgAfter: machineAfter.loadavg }, pinned: hasTaskset, summary, targets: targetList, ledger, notes, perRound }, null, 2),
+    JSON.stringify({ startedAt: new Date(startedAt).toISOString(), mode: quick ? 'quick' : 'full', rounds, params, machine: { ...machineBefore, loadavgAfter: machineAfter.loadavg }, pinned: hasTaskset, summary, targets: targetList, ledger, search, notes, perRound }, null, 2),
   );
   say(`bench: wrote ${file}`);
 } finally {
   for (const system of systems.reverse()) await system.stop().catch(() => undefined);
   await upstream.stop();
+  await searxng.close();
 }
 
 async function quietStats(upstream: Upstream): Promise<UpstreamStats> {

@@ -16,6 +16,8 @@ export interface Params {
   /** `perWorker` streams per worker, the first left out when `skipFirst` (it paid for the connection). */
   s4: { concurrency: number[]; chunks: number; firstChunkDelayMs: number; intervalMs: number; perWorker: number; skipFirst: boolean };
   s5: { openStreams: number; chunks: number; intervalMs: number };
+  /** The search scenario (search.ts): sequential calls per way of searching. */
+  search: { count: number; warmup: number };
 }
 
 export const fullParams: Params = {
@@ -25,6 +27,7 @@ export const fullParams: Params = {
   s3: { connections: 64, durationMs: 8000 },
   s4: { concurrency: [100, 500], chunks: 100, firstChunkDelayMs: 50, intervalMs: 20, perWorker: 2, skipFirst: true },
   s5: { openStreams: 1000, chunks: 20, intervalMs: 150 },
+  search: { count: 1000, warmup: 100 },
 };
 
 export const quickParams: Params = {
@@ -34,6 +37,7 @@ export const quickParams: Params = {
   s3: { connections: 64, durationMs: 1500 },
   s4: { concurrency: [100, 500], chunks: 100, firstChunkDelayMs: 50, intervalMs: 20, perWorker: 1, skipFirst: false },
   s5: { openStreams: 1000, chunks: 10, intervalMs: 150 },
+  search: { count: 200, warmup: 50 },
 };
 
 /** A 1.2 KB chat request, the same bytes for every system. */

@@ -30,6 +30,9 @@ export interface SvcSystem extends System {
   ledgerCheck(emitted: UpstreamStats): Promise<LedgerCheck>;
   /** Ledger rows once settlement has caught up with `expected` (or stopped moving for 2 s). */
   ledgerRows(expected: number): Promise<number>;
+  /** svc's address and the member's key headers, for scenarios beyond chat (search). */
+  origin: string;
+  headers: Record<string, string>;
 }
 
 /** Pools and limits so large the benchmark never meets them; everything else is the default config. */
@@ -42,6 +45,8 @@ function benchConfig(prefix: string, logLevel?: string): object {
     rateLimits: { ipPerMinute: 100_000_000, concurrentStreamsPerAccount: 100_000 },
     // The default (256) caps concurrent requests per upstream: S4's 500 and S5's 1,000 streams need more.
     gateway: { connectionsPerUpstream: 4096 },
+    // The search scenario measures the whole path every time: no answers from the short cache.
+    search: { cacheSeconds: 0 },
     ...(logLevel ? { server: { host: '127.0.0.1', logLevel } } : {}),
   };
 }
@@ -53,6 +58,8 @@ export interface SvcOptions {
   logLevel?: string;
   /** Extra `node` flags for svc, e.g. `--max-semi-space-size=8`. */
   nodeFlags?: string[];
+  /** A SearXNG-shaped backend for hosted search (`SVC_SEARCH_URL`), for the search scenario. */
+  searchUrl?: string;
 }
 
 /** The flags `npm start` runs the server with (package.json), so the benchmark measures what ships. */
@@ -75,7 +82,7 @@ export async function startSvc(upstream: Upstream, log: string, options: SvcOpti
     core: SUT_CORE,
     log,
     cwd: ROOT,
-    env: { PORT: String(port), DATABASE_URL: databaseUrl, REDIS_URL, SVC_UPSTREAM_URL: `${upstream.origin}/v1`, SVC_CONFIG: configPath },
+    env: { PORT: String(port), DATABASE_URL: databaseUrl, REDIS_URL, SVC_UPSTREAM_URL: `${upstream.origin}/v1`, SVC_CONFIG: configPath, ...(options.searchUrl ? { SVC_SEARCH_URL: options.searchUrl } : {}) },
   });
   let db: pg.Client | undefined;
   const stop = async () => {
@@ -101,6 +108,8 @@ export async function startSvc(upstream: Upstream, log: string, options: SvcOpti
     return {
       name: 'svc',
       pid: child.pid,
+      origin,
+      headers,
       target: () => ({ origin, path: '/v1/chat/completions', headers }),
       stop,
       ledgerCheck: (emitted) => ledgerCheck(ledgerDb, sum(emitted, smoke)),

@@ -5,7 +5,8 @@
  * UI string left (product names, model ids, code and data excepted). Switching to English in the header
  * sticks across a reload, follows the member to a new browser (stored on the account), and a signed-out
  * choice sticks too (cookie). The admin app (dashboard, accounts, an account, the audit log) speaks Chinese
- * to support staff in a zh-CN browser. Screenshots in both languages land in test-results/.
+ * to support staff in a zh-CN browser, orders included; upgrading, checkout, billing and receipts speak Chinese
+ * to members. Screenshots in both languages land in test-results/.
  */
 import { resolve } from 'node:path';
 import OpenAI from 'openai';
@@ -61,13 +62,17 @@ async function openBrowser(locale: string): Promise<{ page: Page; context: Brows
  */
 const allowedWords = new Set([
   'svc', 'Pro', 'Max', 'x5', 'x20', 'OpenAI', 'API', 'SDK', 'ID', 'JSON', 'RFC', 'Node', 'Node.js', 'Python', 'npm', 'pip', 'openai', 'curl',
-  'Chat', 'Completions', 'Markdown', 'tokens', 'token', 'USD', 'UTC', 'Bearer', 'HTTP', 'IP', 'Chrome', 'Linux', 'English',
+  'Chat', 'Completions', 'Markdown', 'tokens', 'token', 'USD', 'CNY', 'UTC', 'Bearer', 'HTTP', 'IP', 'Chrome', 'Linux', 'English',
+  'MCP', 'Streamable', 'REST', 'Schema', 'ISO', 'Claude', 'Code', 'Cursor', 'VS', 'Codex',
+  // Payment brands, named as they name themselves (the order lookup's placeholder, the card option's note).
+  'Stripe', 'Visa', 'Mastercard',
 ]);
 const allowedPatterns = [
   /^svc[-_][\w.-]*$/, // model ids (svc-2.1-fast), key prefixes (svc_live_), client names (svc-cli)
   /^[\w.+-]+@example\.com$/, // the test's email addresses
   /^[A-Z]{4}-[A-Z]{4}$/, // device user codes
   /^web_search$/,
+  /^svc\.search\.v1$/, // the search output form name
 ];
 
 /** English left on the page: text nodes and the attributes people hear or see (title, aria-label, placeholder). */
@@ -133,6 +138,13 @@ describe('Chinese web app', () => {
       // The samples' prompts are in Chinese too, still valid code.
       expect(await page.locator('pre').nth(1).innerText()).toContain('"用一句话打个招呼。"');
       await expectChinese(page, 'docs');
+
+      await page.goto('/docs/search');
+      await page.getByRole('heading', { level: 1, name: '网页搜索' }).waitFor();
+      // The sample query is Chinese too, inside valid code; the MCP address is this server's.
+      expect(await page.locator('pre').first().innerText()).toContain('"PostgreSQL 最新版本发布说明"');
+      expect(await page.locator('pre').nth(2).innerText()).toContain(`${testApp.url}/v1/mcp`);
+      await expectChinese(page, 'docs-search');
 
       await page.goto('/account');
       await page.getByRole('tab', { name: '注册' }).waitFor();
@@ -293,6 +305,15 @@ describe('Chinese web app', () => {
       await page.getByRole('link', { name: '在审计日志中查看' }).waitFor();
       await expectChinese(page, 'admin-account');
 
+      const seeded = (await database.query(`select id from billing_order where account_id = $1 and state = 'refunded'`, [member.id])).rows[0] as { id: string };
+      await nav().getByRole('link', { name: '订单' }).click();
+      await page.getByRole('heading', { level: 1, name: '订单' }).waitFor();
+      await expectChinese(page, 'admin-orders');
+      await page.goto(`/admin/orders/${seeded.id}`);
+      await page.locator(`[data-order="${seeded.id}"]`).waitFor();
+      await page.locator('.admin-section .state, .admin-section .audit-table').first().waitFor();
+      await expectChinese(page, 'admin-order');
+
       await nav().getByRole('link', { name: '审计日志' }).click();
       await page.getByRole('heading', { level: 1, name: '审计日志' }).waitFor();
       await page.locator('.audit-table tbody tr').first().waitFor();
@@ -354,6 +375,41 @@ describe('Chinese web app', () => {
       const switcher = await page.locator('.language-switch').boundingBox();
       expect(switcher && header && switcher.y + switcher.height <= header.y + header.height).toBe(true);
       await page.screenshot({ path: resolve(resultsDir, 'i18n-zh-pricing-mobile.png') });
+    } finally {
+      await context.close();
+    }
+  });
+
+  // Last, so the payment it makes does not move the dashboard's revenue figures checked above.
+  it('renders upgrading, checkout, billing and a receipt in Chinese', async () => {
+    const member = await seed(testApp).member({ tag: 'zh-buyer' });
+    const { page, context, problems } = await openBrowser('zh-CN');
+    try {
+      await context.addCookies([{ name: 'svc_membership_session', value: member.web.cookie!, url: testApp.url }]);
+      await page.goto('/account');
+      await page.getByTestId('account-plan').locator('.plan-option').first().waitFor();
+      await expectChinese(page, 'account-plan');
+      await page.goto('/pricing');
+      await page.locator('.plan-card[data-plan="pro"] [data-upgrade="pro"]').click();
+      await page.getByRole('dialog').locator('.pay-option').first().waitFor();
+      await expectChinese(page, 'upgrade-dialog');
+      await page.getByRole('dialog').locator('.pay-option[data-currency="CNY"]').click();
+      await page.getByRole('dialog').getByRole('button', { name: '去付款' }).click();
+      await page.waitForURL(/\/checkout\//);
+      const orderId = page.url().split('/').pop()!;
+      await page.locator('[data-live="live"]').waitFor();
+      await expectChinese(page, 'checkout');
+      await page.getByRole('button', { name: '支付 ¥65.00' }).click();
+      await page.getByRole('heading', { name: '已收到付款' }).waitFor();
+      await expectChinese(page, 'checkout-paid');
+      await page.goto('/account/billing');
+      await page.locator(`tr[data-order="${orderId}"]`).waitFor();
+      await page.getByTestId('period-end').waitFor();
+      await expectChinese(page, 'billing');
+      await page.goto(`/account/billing/orders/${orderId}`);
+      await page.locator('.order-summary').waitFor();
+      await expectChinese(page, 'receipt');
+      expect(problems).toEqual([]);
     } finally {
       await context.close();
     }

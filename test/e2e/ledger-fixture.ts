@@ -29,7 +29,10 @@ export async function seedLedger(database: TestDatabase, accounts: string[]): Pr
   }
 }
 
-/** Paid orders for the dashboard's revenue: two in CNY (one refunded since), one in USD; amounts in minor units. */
+/**
+ * Paid orders for the dashboard's revenue: two in CNY (one refunded since), one in USD; amounts in minor units.
+ * Ids are shaped like real ones (letters and digits), so the staff order page can look them up.
+ */
 export async function seedOrders(database: TestDatabase, accountId: string): Promise<void> {
   const day = 86_400_000;
   const orders: [string, string, number, number, string | null][] = [
@@ -42,7 +45,7 @@ export async function seedOrders(database: TestDatabase, accountId: string): Pro
     await database.query(
       `insert into billing_order (id, created_at, updated_at, account_id, package_id, provider, amount_minor, list_minor, currency, state, expires_at, paid_at, refunded_at)
        values ($1, $2, $2, $3, 'pro', $4, $5, $5, $6, $7, $2, $2, $8)`,
-      [`ord_e2e${randomUUID().replaceAll('-', '').slice(0, 24)}`, at, accountId, provider, amount, currency, refundedAt ? 'refunded' : 'paid', refundedAt],
+      [`svce2e${randomUUID().replaceAll('-', '').slice(0, 24)}`, at, accountId, provider, amount, currency, refundedAt ? 'refunded' : 'paid', refundedAt],
     );
   }
 }

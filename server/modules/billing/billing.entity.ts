@@ -45,6 +45,11 @@ export const BillingOrder = defineEntity({
     refundedAt: p.datetime().nullable(),
     refundReason: p.text().nullable(),
     providerRefundId: p.string().length(255).nullable(),
+    /**
+     * The subscription term version the credit was computed from (upgrades): when the term changed before
+     * this order was paid, the credit is not applied twice (subscription.service.ts).
+     */
+    creditVersion: p.integer().nullable(),
   },
 });
 

@@ -54,6 +54,15 @@ export interface OrderView {
   paidAt: Date | null;
   closedAt: Date | null;
   refundedAt: Date | null;
+  refundReason: string | null;
+  creditVersion: number | null;
+}
+
+/** Who asked for a change made by staff (a refund), for the audit log. */
+export interface ChangeContext {
+  actorId: string | null;
+  reason: string | null;
+  requestId: string | null;
 }
 
 export interface BillingHooks {
@@ -64,7 +73,16 @@ export interface BillingHooks {
    */
   onPaid(order: OrderView, tx: Em): Promise<void>;
   /** Runs inside the transaction that marks a paid order refunded. */
-  onRefunded?(order: OrderView, tx: Em): Promise<void>;
+  onRefunded?(order: OrderView, tx: Em, context: ChangeContext): Promise<void>;
+  /** Runs inside the transaction that moves a created order to failed or expired. */
+  onClosed?(order: OrderView, tx: Em): Promise<void>;
+  /**
+   * After the transaction that changed an order's state committed (paid, failed, expired, refunded): live
+   * updates, receipts. Awaited before the caller hears of the change (so the account's new package is
+   * announced before the provider's ack or the sandbox page's answer); a failure is swallowed — it cannot
+   * undo the change.
+   */
+  changed?(order: OrderView, from: OrderState): Promise<void> | void;
 }
 
 export interface CreateOrderOptions {
@@ -74,6 +92,8 @@ export interface CreateOrderOptions {
   returnUrl?: string;
   /** Credit from the unused part of the current period (upgrades, see subscription-math.ts); 0 by default. */
   creditMinor?: number;
+  /** The version of the subscription term the credit was computed from. */
+  creditVersion?: number | null;
 }
 
 export interface Checkout {
@@ -211,6 +231,7 @@ export class BillingOrders {
       refundedAt: null,
       refundReason: null,
       providerRefundId: null,
+      creditVersion: options.creditVersion ?? null,
     });
     await em.flush();
     let start;
@@ -223,6 +244,7 @@ export class BillingOrders {
       order.state = 'failed';
       order.closedAt = new Date(this.#now());
       await em.flush();
+      await this.#hooks.onClosed?.(orderView(order), em).catch(() => undefined);
       throw new AppError('payment_provider_error', `${providerId} could not start the payment; nothing was charged.`, { cause: error });
     }
     order.payUrl = start.payUrl ?? null;
@@ -306,7 +328,7 @@ export class BillingOrders {
   async applyNotice(notice: PaymentNotice, evidence: Evidence = { headers: null, body: null }): Promise<NoticeResult> {
     const body = evidence.body ?? (notice.source === 'query' ? safeJson(notice.raw) : null);
     try {
-      return await this.#db.orm.em.fork().transactional(async (tx) => {
+      const result = await this.#db.orm.em.fork().transactional(async (tx): Promise<NoticeResult> => {
         const order = await tx.findOne(BillingOrder, { id: notice.orderId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
         const decision = decideNotice(order ? orderFacts(order) : null, notice);
         let result: NoticeResult;
@@ -330,6 +352,8 @@ export class BillingOrders {
             failed.state = 'failed';
             failed.closedAt = new Date(this.#now());
             failed.providerTradeNo = failed.providerTradeNo ?? notice.providerTradeNo;
+            await tx.flush();
+            await this.#hooks.onClosed?.(orderView(failed), tx);
             result = { outcome: 'failed', order: orderView(failed) };
             outcome = 'failed';
             break;
@@ -361,6 +385,8 @@ export class BillingOrders {
         }
         return result;
       });
+      if (result.outcome === 'applied' || result.outcome === 'failed') await this.#changed(result.order, 'created');
+      return result;
     } catch (error) {
       if (!(error instanceof UniqueConstraintViolationException)) throw error;
       // Another order already holds this provider trade, or this event was applied to another order.
@@ -423,10 +449,10 @@ export class BillingOrders {
   }
 
   /** Refunds a paid order in full through its provider (idempotent at the provider), then marks it refunded. */
-  async refund(orderId: string, input: { reason: string }): Promise<OrderView> {
+  async refund(orderId: string, input: { reason: string; actorId?: string | null; requestId?: string | null }): Promise<OrderView> {
     const reason = input.reason.trim();
     if (!reason) throw new AppError('invalid_request', 'A refund needs a reason.', { param: 'reason' });
-    return await this.#db.orm.em.fork().transactional(async (tx) => {
+    const refunded = await this.#db.orm.em.fork().transactional(async (tx) => {
       const order = await tx.findOne(BillingOrder, { id: orderId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
       if (!order) throw new AppError('not_found', `No order ${orderId}.`);
       if (order.state !== 'paid') throw new AppError('order_not_refundable', `Order ${orderId} is ${order.state}; only a paid order can be refunded.`);
@@ -442,19 +468,33 @@ export class BillingOrders {
       order.refundReason = reason;
       order.providerRefundId = refund.providerRefundId;
       await tx.flush();
-      await this.#hooks.onRefunded?.(orderView(order), tx);
+      await this.#hooks.onRefunded?.(orderView(order), tx, { actorId: input.actorId ?? null, reason, requestId: input.requestId ?? null });
       return orderView(order);
     });
+    await this.#changed(refunded, 'paid');
+    return refunded;
   }
 
   async #expire(orderId: string, now: Date): Promise<boolean> {
-    return await this.#db.orm.em.fork().transactional(async (tx) => {
+    const expired = await this.#db.orm.em.fork().transactional(async (tx) => {
       const order = await tx.findOne(BillingOrder, { id: orderId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-      if (!order || order.state !== 'created') return false;
+      if (!order || order.state !== 'created') return null;
       order.state = 'expired';
       order.closedAt = now;
-      return true;
+      await tx.flush();
+      await this.#hooks.onClosed?.(orderView(order), tx);
+      return orderView(order);
     });
+    if (expired) await this.#changed(expired, 'created');
+    return expired !== null;
+  }
+
+  async #changed(order: OrderView, from: OrderState): Promise<void> {
+    try {
+      await this.#hooks.changed?.(order, from);
+    } catch {
+      // Committed already; the hook reports its own failures.
+    }
   }
 
   #findPackage(packageId: string): { name: string; prices: Record<string, number> } {
@@ -586,5 +626,7 @@ export function orderView(order: IBillingOrder): OrderView {
     paidAt: order.paidAt ?? null,
     closedAt: order.closedAt ?? null,
     refundedAt: order.refundedAt ?? null,
+    refundReason: order.refundReason ?? null,
+    creditVersion: order.creditVersion ?? null,
   };
 }

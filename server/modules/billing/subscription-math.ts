@@ -245,3 +245,16 @@ export function purchaseKind(term: Term | null, packageId: string, now: Date, ra
   if (packageId === term.packageId) return 'extend';
   return rank(packageId) > rank(term.packageId) ? 'upgrade' : 'downgrade';
 }
+
+/**
+ * The end of what `valueMinor` buys from `from` at `priceMinor` a month: one calendar month (on
+ * `anchorDay`) when the value equals the price, that month scaled pro rata otherwise (floor to the
+ * millisecond). Used when an order is paid for less than the list price but its credit can no longer be
+ * applied (the term it was computed from changed before the payment arrived).
+ */
+export function worthEnd(from: Date, valueMinor: number, priceMinor: number, timeZone: string, anchorDay?: number): Date {
+  const monthEnd = addMonths(from, 1, timeZone, anchorDay);
+  if (valueMinor === priceMinor) return monthEnd;
+  const monthMs = BigInt(monthEnd.getTime() - from.getTime());
+  return new Date(from.getTime() + Number((monthMs * BigInt(valueMinor)) / BigInt(priceMinor)));
+}

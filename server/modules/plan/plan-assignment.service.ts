@@ -174,6 +174,15 @@ export class PlanAssignments {
     return view(account);
   }
 
+  /**
+   * Tells every instance that these accounts' packages changed (drops cached credentials, wakes live usage
+   * watchers). For trusted code that changed `account.plan_package` inside its own transaction (payments):
+   * call it after that transaction committed.
+   */
+  async announce(accountIds: string[]): Promise<void> {
+    await this.#announce(accountIds);
+  }
+
   async #announce(accountIds: string[]): Promise<void> {
     for (const id of accountIds) {
       await this.#identity.invalidateAccount(id);

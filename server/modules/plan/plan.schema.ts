@@ -20,7 +20,7 @@ const PoolRef = builder.objectRef<Pool>('Pool').implement({
   }),
 });
 
-const PlanPackageRef = builder.objectRef<PlanPackage>('PlanPackage').implement({
+export const PlanPackageRef = builder.objectRef<PlanPackage>('PlanPackage').implement({
   description: 'A purchasable package of a plan (Max has x5 and x20).',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'Package id, e.g. max_x5.' }),

@@ -27,7 +27,7 @@ const adminActions = staffActions.filter((action) => !supportActions.includes(ac
 describe('authz', () => {
   it('lists the staff actions of DESIGN §8.2 with support and admin split as written', () => {
     expect(supportActions.sort()).toEqual(
-      ['account:disable', 'account:read', 'account:set-package', 'api-key:revoke-any', 'application:review', 'audit:read', 'session:end-any', 'stats:read'].sort(),
+      ['account:disable', 'account:read', 'account:set-package', 'api-key:revoke-any', 'application:review', 'audit:read', 'session:end-any', 'stats:read', 'order:read', 'order:requery'].sort(),
     );
     expect(adminActions.sort()).toEqual(['order:refund', 'pool:override', 'staff:set-role']);
     for (const action of staffActions) expect(actions[action].webSession, action).toBe(true);

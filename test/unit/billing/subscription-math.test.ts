@@ -13,6 +13,7 @@ import {
   toLocal,
   unusedCreditMinor,
   upgradeQuote,
+  worthEnd,
   type Term,
 } from '../../../server/modules/billing/subscription-math.ts';
 
@@ -163,5 +164,21 @@ describe('upgrades, downgrades, cancellation, expiry', () => {
     expect(subscriptionState(term, at('2027-04-30T15:59:59Z'))).toBe('active');
     expect(subscriptionState(term, term.periodEnd)).toBe('expired');
     expect(subscriptionState(null, term.periodEnd)).toBe('expired');
+  });
+});
+
+describe('what a payment is worth in time (worthEnd)', () => {
+  it.each([
+    // zone, from, value, price, end — one calendar month when value = price, pro rata (floor to the ms) otherwise
+    ['UTC', '2027-01-31T10:00:00Z', 6500, 6500, '2027-02-28T10:00:00.000Z'],
+    ['UTC', '2027-04-01T00:00:00Z', 3250, 6500, '2027-04-16T00:00:00.000Z'], // half of 30 days
+    ['UTC', '2027-04-01T00:00:00Z', 1, 3, '2027-04-11T00:00:00.000Z'], // a third of 30 days
+    ['UTC', '2027-02-01T00:00:00Z', 1, 7, '2027-02-05T00:00:00.000Z'], // a seventh of 28 days
+    ['UTC', '2027-04-01T00:00:00Z', 13_000, 6500, '2027-05-31T00:00:00.000Z'], // twice a 30-day month (60 days)
+    ['Asia/Shanghai', '2027-01-30T16:00:00Z', 6500, 6500, '2027-02-27T16:00:00.000Z'], // Jan 31 00:00 +08 → Feb 28
+    // New York: Mar 1 00:00 EST → Apr 1 00:00 EDT is 743 h; a third of it, floored to the millisecond
+    ['America/New_York', '2027-03-01T05:00:00Z', 1, 3, new Date(Date.parse('2027-03-01T05:00:00Z') + Math.floor((743 * 3600_000) / 3)).toISOString()],
+  ])('%s: from %s, %i of %i → %s', (zone, from, value, price, end) => {
+    expect(worthEnd(at(from), value, price, zone).toISOString()).toBe(end);
   });
 });

@@ -184,6 +184,12 @@ export function formatList(items: string[], language: Language): string {
   return cached(`list|${locale}`, () => new Intl.ListFormat(locale, { type: 'conjunction' })).format(items);
 }
 
+/** "A, B or C" / "A、B或C": choices, such as the same price in other currencies. */
+export function formatAlternatives(items: string[], language: Language): string {
+  const locale = intlLocale(language);
+  return cached(`or|${locale}`, () => new Intl.ListFormat(locale, { type: 'disjunction' })).format(items);
+}
+
 export interface Formatters {
   language: Language;
   money(money: MoneyLike): string;
@@ -201,6 +207,7 @@ export interface Formatters {
   zonedDateTime(iso: string, timeZone: string): string;
   duration(ms: number): string;
   list(items: string[]): string;
+  alternatives(items: string[]): string;
 }
 
 export function formatters(language: Language): Formatters {
@@ -221,6 +228,7 @@ export function formatters(language: Language): Formatters {
     zonedDateTime: (iso, timeZone) => formatZonedDateTime(iso, timeZone, language),
     duration: (ms) => formatDuration(ms, language),
     list: (items) => formatList(items, language),
+    alternatives: (items) => formatAlternatives(items, language),
   };
 }
 

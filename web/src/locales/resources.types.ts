@@ -4,6 +4,7 @@
  */
 import 'i18next';
 import type account from './en/account.json';
+import type billing from './en/billing.json';
 import type device from './en/device.json';
 import type docs from './en/docs.json';
 import type home from './en/home.json';
@@ -12,6 +13,7 @@ import type plan from './en/plan.json';
 import type shell from './en/shell.json';
 import type staff from './en/staff.json';
 import type usage from './en/usage.json';
+import type search from './en/search.json';
 
 declare module 'i18next' {
   interface CustomTypeOptions {
@@ -20,6 +22,7 @@ declare module 'i18next' {
   }
   interface ResourceNamespaceMap {
     account: typeof account;
+    billing: typeof billing;
     device: typeof device;
     docs: typeof docs;
     home: typeof home;
@@ -28,5 +31,6 @@ declare module 'i18next' {
     shell: typeof shell;
     staff: typeof staff;
     usage: typeof usage;
+    search: typeof search;
   }
 }

@@ -3,6 +3,7 @@ import { useMutation } from '@apollo/client/react';
 import { useState } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
+import { AccountPlanSection } from '../../billing/components/account-plan-section.tsx';
 import { usePackageName } from '../../plan/components/plan-labels.ts';
 import { ErrorState, LoadingState, ProblemLine } from '../../shell/components/query-state.tsx';
 import { SIGN_OUT } from '../graphql/sign-out.mutation.ts';
@@ -65,6 +66,7 @@ export function AccountPage() {
         <SignInPanel onSignedIn={identityChanged} />
       ) : (
         <>
+          <AccountPlanSection packageId={me.planPackage} />
           <ApiKeysSection />
           <SessionsSection onSignedOut={identityChanged} />
         </>

@@ -56,6 +56,13 @@ export function QuickStartPage() {
         </p>
       </section>
 
+      <section className="section">
+        <h2>{t('search.heading')}</h2>
+        <p>
+          <Trans t={t} i18nKey="search.body" components={{ code, search: <Link to="/docs/search" /> }} />
+        </p>
+      </section>
+
       <section className="section callout">
         <h2>{t('errors.heading')}</h2>
         <p>

@@ -2,10 +2,12 @@ import { Trans, useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { useFormat } from '../../../lib/format.ts';
 import { ModelPriceTable, usePromotionSummary } from '../../model/components/model-price-table.tsx';
+import { useMe } from '../../account/hooks/use-me.ts';
+import { offersFor } from '../../billing/components/plan-options.tsx';
 import { useModels } from '../../model/hooks/use-models.ts';
 import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { usePlans } from '../hooks/use-plans.ts';
-import { PlanCard } from './plan-card.tsx';
+import { PlanCard, type Purchase } from './plan-card.tsx';
 import { PoolComparison } from './pool-comparison.tsx';
 
 export function PricingPage() {
@@ -27,7 +29,13 @@ function PlansSection() {
   const { t } = useTranslation('plan');
   const format = useFormat();
   const { plans, loading, error, retry } = usePlans();
-  const currencies = [...new Set(plans?.flatMap((plan) => plan.packages.map((pkg) => pkg.price.currency)) ?? [])];
+  const { me } = useMe();
+  const purchase: Purchase =
+    me && plans
+      ? { current: me.planPackage, kinds: new Map(offersFor(plans, me.planPackage).map((offer) => [offer.pkg.id, offer.kind])) }
+      : { current: null, kinds: null };
+  // The catalogue's currency first, then every currency checkout charges in.
+  const currencies = [...new Set(plans?.flatMap((plan) => plan.packages.flatMap((pkg) => [pkg.price.currency, ...pkg.prices.map((price) => price.currency)])) ?? [])];
   return (
     <>
       <section aria-labelledby="plans-heading" className="section">
@@ -44,7 +52,7 @@ function PlansSection() {
         ) : (
           <div className="plan-grid">
             {plans.map((plan) => (
-              <PlanCard key={plan.id} plan={plan} />
+              <PlanCard key={plan.id} plan={plan} purchase={purchase} />
             ))}
           </div>
         )}

@@ -11,12 +11,22 @@ export interface PoolFragment {
   limit: MoneyFragment;
 }
 
+/** A checkout price in one currency (`packages[].prices`). */
+export interface PackagePriceFragment {
+  /** Exact decimal string ("65.00"). */
+  amount: string;
+  amountMinor: number;
+  currency: string;
+}
+
 export interface PlanPackageFragment {
   id: string;
   name: string;
   interval: string;
   multiplier: number;
   price: MoneyFragment;
+  /** What checkout charges per currency (`packages[].prices`); empty for a package that cannot be bought. */
+  prices: PackagePriceFragment[];
   pools: PoolFragment[];
 }
 
@@ -28,6 +38,11 @@ export const PLAN_PACKAGE_FRAGMENT: TypedDocumentNode<PlanPackageFragment> = gql
     multiplier
     price {
       ...MoneyFragment
+    }
+    prices {
+      amount
+      amountMinor
+      currency
     }
     pools {
       class

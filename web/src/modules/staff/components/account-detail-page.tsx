@@ -18,7 +18,9 @@ import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx
 import { PoolGauge } from '../../usage/components/pool-gauge.tsx';
 import { UsageHistoryTable } from '../../usage/components/usage-history-table.tsx';
 import '../../usage/components/usage.css';
+import { OrdersTable } from '../../billing/components/billing-page.tsx';
 import { ACCOUNT_AUDIT_QUERY } from '../graphql/account-audit.query.ts';
+import { STAFF_ORDERS_QUERY } from '../graphql/staff-orders.query.ts';
 import { ACCOUNT_DETAIL_QUERY, type AccountDetail } from '../graphql/account-detail.query.ts';
 import { STAFF_REVOKE_API_KEY } from '../graphql/staff-revoke-api-key.mutation.ts';
 import { useStaffViewer } from '../hooks/use-staff-viewer.ts';
@@ -115,7 +117,7 @@ export function AccountDetailPage() {
           </div>
           <div className="admin-columns">
             <AccountOrganisations />
-            <AccountOrders />
+            <AccountOrders accountId={account.id} />
           </div>
           <AccountAudit accountId={account.id} />
         </>
@@ -306,11 +308,20 @@ function AccountOrganisations() {
 }
 
 /** The account's orders. The billing module replaces this body with its own query. */
-function AccountOrders() {
+function AccountOrders({ accountId }: { accountId: string }) {
   const { t } = useTranslation('staff');
+  const { data, loading, error, refetch } = useQuery(STAFF_ORDERS_QUERY, { variables: { accountId, first: 20 }, notifyOnNetworkStatusChange: true });
   return (
     <Section title={t('account.orders.heading')}>
-      <Empty title={t('account.orders.empty')} text={t('account.orders.emptyHint')} />
+      {error && !data ? (
+        <ErrorState title={t('account.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
+      ) : !data ? (
+        <LoadingState label={t('account.loading')} />
+      ) : data.staffOrders.length === 0 ? (
+        <Empty title={t('account.orders.empty')} text={t('account.orders.emptyHint')} />
+      ) : (
+        <OrdersTable orders={data.staffOrders} link={(order) => `/admin/orders/${order.id}`} staff />
+      )}
     </Section>
   );
 }

@@ -20,6 +20,7 @@ const navigation = [
   { to: '/admin/applications', label: 'applications', end: false },
   { to: '/admin/accounts', label: 'accounts', end: false },
   { to: '/admin/audit', label: 'audit', end: false },
+  { to: '/admin/orders', label: 'orders', end: false },
 ] as const;
 
 export function isStaff(viewer: StaffViewer): boolean {

@@ -19,6 +19,19 @@ export const auditActions = {
   'application:reject': 'audit.action.applicationReject',
   'order:paid': 'audit.action.orderPaid',
   'order:refund': 'audit.action.orderRefund',
+  'order:create': 'audit.action.orderCreate',
+  'order:fail': 'audit.action.orderFail',
+  'order:expire': 'audit.action.orderExpire',
+  'order:requery': 'audit.action.orderRequery',
+  'subscription:start': 'audit.action.subscriptionStart',
+  'subscription:extend': 'audit.action.subscriptionExtend',
+  'subscription:upgrade': 'audit.action.subscriptionUpgrade',
+  'subscription:downgrade': 'audit.action.subscriptionDowngrade',
+  'subscription:renew': 'audit.action.subscriptionRenew',
+  'subscription:expire': 'audit.action.subscriptionExpire',
+  'subscription:refund': 'audit.action.subscriptionRefund',
+  'subscription:cancel': 'audit.action.subscriptionCancel',
+  'subscription:resume': 'audit.action.subscriptionResume',
 } as const;
 
 export const targetTypes = ['account', 'api_key', 'session', 'organisation', 'application', 'order'] as const;

@@ -1,0 +1,61 @@
+/**
+ * One MCP server (official SDK, low-level `Server`: the tools' JSON Schemas are published as they are,
+ * not rebuilt from zod) for one authenticated HTTP request. Stateless (DESIGN §8.4): no session id, a new
+ * server and transport per POST, so any instance answers any request.
+ *
+ * `tools/call` of a hosted tool is a metered turn (`pipeline.run`). Whatever stops it — a provider
+ * failure (refunded), quota, rate limit, bad arguments — comes back as an `isError` result whose text says
+ * what happened and what to do, which an agent can read and act on; an unknown tool is a JSON-RPC error
+ * (−32602), as the MCP specification asks.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { AppError } from '../../errors/app-error.ts';
+import type { ClientSignal } from '../../metering/executor.ts';
+import type { MeteringPipeline, TurnOrigin } from '../../metering/pipeline.ts';
+import type { Principal } from '../identity/principal.ts';
+import { mcpServerName, type McpTools } from './mcp.tools.ts';
+import { serverVersion } from './version.ts';
+
+export interface McpCallContext {
+  principal: Principal;
+  origin: TurnOrigin;
+}
+
+export function createMcpServer(tools: McpTools, pipeline: MeteringPipeline, context: McpCallContext): Server {
+  const server = new Server(
+    { name: mcpServerName, title: 'svc', version: serverVersion },
+    {
+      capabilities: { tools: {} },
+      instructions: 'web_search searches the web and returns svc.search.v1 JSON (ranked results with URLs and snippets). Cite the URLs you use.',
+    },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.list().map((tool) => ({ ...tool })) }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name, arguments: args } = request.params;
+    if (!tools.has(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}. Tools on this server: ${tools.list().map((tool) => tool.name).join(', ')}.`);
+    try {
+      const planned = tools.plan(name, args ?? {}, { kind: 'return' });
+      const result = await pipeline.run(context.principal, planned, context.origin, clientSignalOf(extra.signal));
+      // The text copy is the same JSON that was billed (the executor fitted it to the reservation).
+      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as unknown as Record<string, unknown> };
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      const refunded = error.options.debug?.quotaRefunded === true;
+      const text = `${name} failed (${error.code}): ${error.message}${refunded && !/refunded/.test(error.message) ? ' Your quota for this call was refunded.' : ''} (request ${context.origin.traceId})`;
+      return { isError: true, content: [{ type: 'text', text }] };
+    }
+  });
+  return server;
+}
+
+/** The SDK's AbortSignal for a request as the pipeline's client signal. */
+function clientSignalOf(signal: AbortSignal): ClientSignal {
+  return {
+    get aborted() {
+      return signal.aborted;
+    },
+    once: (_event, listener) => signal.addEventListener('abort', listener, { once: true }),
+    off: (_event, listener) => signal.removeEventListener('abort', listener),
+  };
+}
