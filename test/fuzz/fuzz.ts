@@ -4,7 +4,8 @@
  * the committed `schema.graphql` with wrongly typed variables, spread over several instances. It counts
  * what must never happen: a 5xx (or a GraphQL `internal_error`, a 500 in disguise), an answer slower than
  * `hangMs`, a dropped connection, and a 4xx whose body is not the spec's error envelope (RFC-shaped bodies
- * on `/oauth`, GraphQL `errors` on `/graphql`). The same seed gives the same requests.
+ * on `/oauth`, GraphQL `errors` on `/graphql`, JSON-RPC errors on `/v1/mcp`). The same seed gives the same
+ * requests.
  *
  * Used by `npm run fuzz` (test/fuzz/run.ts) and the CI slice (test/security/fuzz.test.ts).
  */
@@ -401,7 +402,7 @@ function selection(field: GraphQLField<unknown, unknown>, depth: number): string
   return ` { __typename ${parts.join(' ')} }`;
 }
 
-/** The spec's error envelope (DESIGN §5), or the RFC shape on /oauth, or GraphQL errors on /graphql. */
+/** The spec's error envelope (DESIGN §5), or the RFC shape on /oauth, GraphQL errors on /graphql, JSON-RPC on /v1/mcp. */
 export function isEnvelope(path: string, text: string): boolean {
   let body: Record<string, unknown>;
   try {
@@ -415,6 +416,9 @@ export function isEnvelope(path: string, text: string): boolean {
     return errors.length > 0 && errors.every((e) => typeof e.message === 'string' && typeof e.extensions?.code === 'string');
   }
   if (path.startsWith('/oauth/') && typeof body.error === 'string') return true;
+  // The MCP endpoint speaks JSON-RPC (the MCP transport's own error shape), as /oauth speaks RFC 6749.
+  const rpc = body.error as { code?: unknown; message?: unknown } | undefined;
+  if (/^\/v1\/mcp(\?|$)/.test(path) && body.jsonrpc === '2.0' && typeof rpc?.code === 'number' && typeof rpc.message === 'string') return true;
   const error = body.error as Record<string, unknown> | undefined;
   return (
     body.ok === false &&

@@ -34,6 +34,7 @@ describe('fuzz', () => {
     expect(isEnvelope('/api/membership/me', '{"statusCode":400,"error":"Bad Request","message":"x"}')).toBe(false);
     expect(isEnvelope('/api/membership/me', '<html>')).toBe(false);
     expect(isEnvelope('/graphql', '{"errors":[{"message":"x"}]}')).toBe(false);
+    expect(isEnvelope('/v1/mcp/tools/call', '{"jsonrpc":"2.0","error":{"code":-32000,"message":"x"},"id":null}')).toBe(false);
     expect(
       isEnvelope(
         '/api/membership/me',
