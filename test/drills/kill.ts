@@ -43,7 +43,7 @@ export async function killDrill(): Promise<DrillResult> {
     await sleep(1_500);
     const refusedBefore = (await streamChat(survivor.url, members[0]!.keys[STREAMS_PER_MEMBER]!, { chunks: 1 })).status;
 
-    victim.child.proc.kill('SIGKILL');
+    victim.child.kill('SIGKILL');
     const killedAt = Date.now();
     await new Promise((done) => victim.child.proc.once('exit', done));
     const results = await Promise.all(streams);
