@@ -35,5 +35,6 @@ export function notifyingStore(store: PoolStore, events: UsageEvents): PoolStore
     settleExpired: (requestId, costMicros) => store.settleExpired(requestId, costMicros),
     read: (payerId, windows) => store.read(payerId, windows),
     raiseToLedger: store.raiseToLedger ? (floors, windows) => store.raiseToLedger!(floors, windows) : undefined,
+    whenUnreconciled: store.whenUnreconciled ? (reconcile) => store.whenUnreconciled!(reconcile) : undefined,
   };
 }

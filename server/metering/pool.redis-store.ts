@@ -5,7 +5,10 @@
  * (the reservation: `cost|payer|class|dayKey|weekKey|monthKey|stream|instance`), `res:index` (zset of
  * reservations by expiry, for the sweeper), `streams:<payer>` (zset of open streams by expiry),
  * `ckpt:<requestId>` (a running stream's last checkpoint: the ledger row as JSON), `res:inst:<instance>`
- * (the reservations an instance holds) and `instances` (zset of instance heartbeats, by Redis's clock).
+ * (the reservations an instance holds), `instances` (zset of instance heartbeats, by Redis's clock) and
+ * `pools:epoch` (set once the pools were reconciled against the ledger: while it is missing — an empty
+ * Redis, after a restart without persistence or a flush — nothing is admitted until an instance has raised
+ * every pool to what the ledger billed, so a lost counter never hands its window out again).
  * `<requestId>` is always the turn id svc generated.
  */
 import type { Redis } from 'ioredis';
@@ -26,6 +29,7 @@ const CHECKPOINT_TTL_MS = 2 * 24 * 3600_000;
 
 const admitScript = `${gcraLua}
 local n = tonumber(ARGV[1])
+if redis.call('EXISTS', KEYS[n + 8]) == 0 then return {4} end
 local now = gcra_now()
 local allowed, bind, remaining, reset, retry, tats = gcra_check(1, 2, n, now)
 if allowed == 0 then return {1, bind, remaining, math.ceil(reset), math.ceil(retry)} end
@@ -112,11 +116,13 @@ end
 return raised
 `;
 
-/** KEYS: instances. ARGV: instance id. Records a heartbeat at Redis's own clock (instances' clocks may differ). */
+/**
+ * KEYS: instances. ARGV: instance id. Records a heartbeat at Redis's own clock (instances' clocks may
+ * differ). Returns 1 when the instance was not in the set (first beat, or Redis lost its data), else 0.
+ */
 const heartbeatScript = `
 local t = redis.call('TIME')
-redis.call('ZADD', KEYS[1], t[1] * 1000 + math.floor(t[2] / 1000), ARGV[1])
-return 1
+return redis.call('ZADD', KEYS[1], t[1] * 1000 + math.floor(t[2] / 1000), ARGV[1])
 `;
 /** KEYS: instances. ARGV: how long without a heartbeat counts as dead (ms). Returns the dead instance ids. */
 const deadInstancesScript = `
@@ -136,8 +142,13 @@ export function poolKey(payerId: string, cls: ModelClass, windowKey: string): st
   return `pool:${payerId}:${cls}:${windowKey}`;
 }
 
+/** Present while the pools are reconciled against the ledger (see the top of this file). */
+const EPOCH = 'pools:epoch';
+
 export class RedisPoolStore implements PoolStore {
   readonly #redis: PoolRedis;
+  #reconcile: (() => Promise<unknown>) | null = null;
+  #reconciling: Promise<void> | null = null;
   /** This instance: its reservations are listed in `res:inst:<id>`, its heartbeat in `instances`. */
   readonly #instanceId: string;
 
@@ -151,6 +162,24 @@ export class RedisPoolStore implements PoolStore {
     this.#redis.defineCommand('svcRaise', { lua: raiseScript });
   }
 
+  /** Called with the reconciliation to run when an admission finds the pools unreconciled (the sweeper's). */
+  whenUnreconciled(reconcile: () => Promise<unknown>): void {
+    this.#reconcile = reconcile;
+  }
+
+  #reconcileOnce(): Promise<void> {
+    this.#reconciling ??= (async () => {
+      try {
+        if (this.#reconcile) await this.#reconcile();
+        else await this.#redis.set(EPOCH, Date.now());
+      } finally {
+        this.#reconciling = null;
+      }
+    })();
+    return this.#reconciling;
+  }
+
+  /** Raises each pool to at least what the ledger billed in its window, then marks the pools reconciled. */
   async raiseToLedger(floors: readonly LedgerFloor[], windows: CurrentWindows): Promise<number> {
     const expiries = poolWindows.map((window) => windows[window].resetsAt.getTime() + POOL_KEY_SLACK_MS);
     const results = await Promise.all(
@@ -163,6 +192,7 @@ export class RedisPoolStore implements PoolStore {
         ),
       ),
     );
+    await this.#redis.set(EPOCH, Date.now());
     return results.reduce((sum, raised) => sum + raised, 0);
   }
 
@@ -194,7 +224,13 @@ export class RedisPoolStore implements PoolStore {
       request.requestId,
       `${request.reserveMicros}|${payerId}|${request.class}|${windows.day.key}|${windows.week.key}|${windows.month.key}|${request.streamCap > 0 ? 1 : 0}|${this.#instanceId}`,
     );
-    const result = await this.#redis.svcAdmit(n + 7, ...args);
+    let result = await this.#redis.svcAdmit(n + 8, ...args.slice(0, n + 7), EPOCH, ...args.slice(n + 7));
+    if (result[0] === 4) {
+      // Redis has lost its data (or is new): reconcile the pools against the ledger, then try once more.
+      await this.#reconcileOnce();
+      result = await this.#redis.svcAdmit(n + 8, ...args.slice(0, n + 7), EPOCH, ...args.slice(n + 7));
+      if (result[0] === 4) throw new Error('the pools are not reconciled against the ledger yet');
+    }
     switch (result[0]) {
       case 0:
         return { ok: true, rate: { allowed: true, rule: rateRules[result[1]! - 1]!, remaining: result[2]!, resetMs: result[3]!, retryAfterMs: 0 } };
@@ -225,8 +261,8 @@ export class RedisPoolStore implements PoolStore {
     return this.#load(ids, (id) => this.#redis.zrem('res:index', id));
   }
 
-  async heartbeat(): Promise<void> {
-    await this.#redis.svcHeartbeat(1, 'instances', this.#instanceId);
+  async heartbeat(): Promise<boolean> {
+    return (await this.#redis.svcHeartbeat(1, 'instances', this.#instanceId)) === 1;
   }
 
   async orphaned(limit: number): Promise<ExpiredReservation[]> {

@@ -140,7 +140,9 @@ export class SqlPoolStore implements PoolStore {
     return this.#reservations(`expires_at < ?`, [new Date(now)], limit);
   }
 
-  async heartbeat(): Promise<void> {}
+  async heartbeat(): Promise<boolean> {
+    return false;
+  }
 
   async orphaned(limit: number): Promise<ExpiredReservation[]> {
     return this.#reservations(`instance_id is distinct from ?`, [this.#instanceId], limit);

@@ -78,8 +78,11 @@ export interface PoolStore {
   checkpoint(items: readonly { ref: ReservationRef; entry: LedgerEntry }[]): Promise<void>;
   /** Reservations past their TTL, oldest first, with their last checkpoint. */
   expired(now: number, limit: number): Promise<ExpiredReservation[]>;
-  /** Records that this instance is alive (every few seconds). */
-  heartbeat(): Promise<void>;
+  /**
+   * Records that this instance is alive (every few seconds). True when the store had no record of this
+   * instance: on the first beat, or after Redis lost its data (a restart without persistence, a flush).
+   */
+  heartbeat(): Promise<boolean>;
   /** Reservations of instances that stopped heartbeating (they died): settled by the sweeper at once, not at their TTL. */
   orphaned(limit: number): Promise<ExpiredReservation[]>;
   /** This instance is shutting down cleanly (after settling everything it held). */
@@ -94,6 +97,8 @@ export interface PoolStore {
    * when the counters live in the same database as the ledger.
    */
   raiseToLedger?(floors: readonly LedgerFloor[], windows: CurrentWindows): Promise<number>;
+  /** Stores that can lose their counters (Redis): how to reconcile when an admission finds them lost. */
+  whenUnreconciled?(reconcile: () => Promise<unknown>): void;
 }
 
 /** What the ledger billed one payer for one class in each current window. */

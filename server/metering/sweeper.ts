@@ -40,14 +40,29 @@ export class Sweeper {
     this.#log = log;
     this.#currency = config.currency;
     this.#sweepMs = config.gateway.sweepIntervalSeconds * 1000;
+    // An admission that finds the counters lost (Redis restarted empty) waits for this before it reserves.
+    store.whenUnreconciled?.(() => this.reconcile());
   }
 
   start(): void {
-    const heartbeat = () => void this.#store.heartbeat().catch((error: unknown) => this.#log.warn({ err: error }, 'instance heartbeat failed'));
+    const reconcile = () => void this.reconcile().catch((error: unknown) => this.#log.warn({ err: error }, 'pool reconciliation failed'));
+    let beaten = false;
+    const heartbeat = () =>
+      void this.#store.heartbeat().then(
+        (unknown) => {
+          // Redis forgot this instance after knowing it: it restarted without its data or was flushed, so its
+          // pool counters start at zero. Raise them to the ledger now, not at the next 5-minute round.
+          if (unknown && beaten && this.#store.raiseToLedger) {
+            this.#log.warn('Redis lost its data (restarted or flushed); pools reconciled against the ledger');
+            reconcile();
+          }
+          beaten = true;
+        },
+        (error: unknown) => this.#log.warn({ err: error }, 'instance heartbeat failed'),
+      );
     heartbeat();
     this.#heartbeatTimer = setInterval(heartbeat, HEARTBEAT_MS).unref();
     if (this.#store.raiseToLedger) {
-      const reconcile = () => void this.reconcile().catch((error: unknown) => this.#log.warn({ err: error }, 'pool reconciliation failed'));
       setImmediate(reconcile);
       this.#reconcileTimer = setInterval(reconcile, RECONCILE_INTERVAL_MS).unref();
     }
@@ -132,7 +147,8 @@ export class Sweeper {
       class: row.class,
       billed: { day: Number(row.day), week: Number(row.week), month: Number(row.month) },
     }));
-    const raised = floors.length > 0 ? await this.#store.raiseToLedger(floors, current) : 0;
+    // Called with no floors too: the store then only marks the pools reconciled.
+    const raised = await this.#store.raiseToLedger(floors, current);
     if (raised > 0) this.#log.warn({ raised }, 'pool counters were below the ledger (Redis lost data?); raised them');
     return raised;
   }

@@ -14,6 +14,8 @@ export interface Child {
   proc: ChildProcess;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */
   stop(graceMs?: number): Promise<void>;
+  /** Sends `signal` on purpose (a drill's kill -9): its exit is not reported as unexpected. */
+  kill(signal: NodeJS.Signals): void;
 }
 
 const live = new Set<Child>();
@@ -72,6 +74,10 @@ export function spawnPinned(name: string, command: string, args: string[], optio
     name,
     pid: proc.pid,
     proc,
+    kill(signal) {
+      stopping = true;
+      proc.kill(signal);
+    },
     async stop(graceMs = 3000) {
       stopping = true;
       if (proc.exitCode !== null || proc.signalCode !== null) {

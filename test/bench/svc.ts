@@ -2,15 +2,17 @@
  * svc as the system under test, with everything on: real PostgreSQL and Redis, API-key auth, rate limits
  * (set high), large pools, the ledger. It gets its own database (`svc_bench_<random>`, dropped at the end)
  * and its own Redis key prefix (its keys deleted at the end; the shared Redis is never flushed). The
- * member signs up and mints a personal key over HTTP, as a real user would.
+ * member's account is written straight to the database (web sign-up needs the emailed code, and the mail
+ * stays in the child's outbox); it signs in and mints a personal key over HTTP, as a real user would.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { stringify } from 'yaml';
 import { defaultPlans } from '../../server/config/catalogue.ts';
+import { hashPassword } from '../../server/modules/account/password.ts';
 import { freePort, spawnPinned, waitForPort } from './procs.ts';
 import { ROOT, SUT_CORE, type System, type Upstream, type UpstreamStats } from './systems.ts';
 
@@ -94,7 +96,7 @@ export async function startSvc(upstream: Upstream, log: string, options: SvcOpti
   try {
     await waitForPort(port, child, 60_000);
     const origin = `http://127.0.0.1:${port}`;
-    const key = await signUpAndMintKey(origin, `bench-${id}@example.com`);
+    const key = await signUpAndMintKey(origin, databaseUrl, `bench-${id}@example.com`);
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
     // The smoke request is billed too, so its upstream tokens join the ones the runner counts.
     const before = await upstream.stats();
@@ -132,15 +134,32 @@ function sum(a: UpstreamStats, b: UpstreamStats): UpstreamStats {
   return { requests: a.requests + b.requests, aborted: a.aborted + b.aborted, promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens };
 }
 
-/** `POST /api/membership/auth/signup`, then `POST /api/membership/auth/api-keys` with the session cookie. */
-async function signUpAndMintKey(origin: string, email: string): Promise<string> {
-  const signUp = await fetch(`${origin}/api/membership/auth/signup`, {
+/** A verified member with a password, written to svc's database (what the emailed sign-up code would create). */
+export async function createMember(databaseUrl: string, email: string, password: string): Promise<void> {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    await db.query(
+      `insert into "account" ("id", "created_at", "updated_at", "email", "role", "plan_package", "email_verified_at", "password_hash")
+       values ($1, now(), now(), $2, 'member', 'free', now(), $3)`,
+      [randomUUID(), email, await hashPassword(password)],
+    );
+  } finally {
+    await db.end();
+  }
+}
+
+/** The member (see `createMember`) signs in (`POST /api/membership/auth/login`) and mints a key with the session cookie. */
+export async function signUpAndMintKey(origin: string, databaseUrl: string, email: string): Promise<string> {
+  const password = `bench-${randomBytes(12).toString('hex')}`;
+  await createMember(databaseUrl, email, password);
+  const signIn = await fetch(`${origin}/api/membership/auth/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', origin },
-    body: JSON.stringify({ email, password: `bench-${randomBytes(12).toString('hex')}` }),
+    body: JSON.stringify({ email, password }),
   });
-  if (!signUp.ok) throw new Error(`sign-up answered ${signUp.status}: ${(await signUp.text()).slice(0, 200)}`);
-  const cookie = signUp.headers
+  if (!signIn.ok) throw new Error(`sign-in answered ${signIn.status}: ${(await signIn.text()).slice(0, 200)}`);
+  const cookie = signIn.headers
     .getSetCookie()
     .map((c) => c.split(';')[0])
     .join('; ');

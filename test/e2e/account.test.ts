@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realMode, startApp, type TestApp } from '../helpers/app.ts';
-import { ensureBuilt, launchChromium, openPage, resultsDir } from './identity-browser.ts';
+import { enterSignUpCode, ensureBuilt, launchChromium, openPage, resultsDir } from './identity-browser.ts';
 
 let testApp: TestApp;
 let cleanup: () => Promise<void>;
@@ -38,7 +38,9 @@ describe('account page', () => {
       await page.getByLabel(/^Password/).fill('a long enough password');
       await page.screenshot({ path: resolve(resultsDir, 'account-sign-up.png'), fullPage: true });
       await page.getByRole('button', { name: 'Create account' }).click();
-      // Sign-up hashes the password (argon2id): allow more than expect.poll's 1 s default on a busy machine.
+      await page.getByLabel('6-digit code').waitFor({ timeout: 10_000 });
+      await page.screenshot({ path: resolve(resultsDir, 'account-sign-up-code.png'), fullPage: true });
+      await enterSignUpCode(page, testApp.url, email);
       await expect.poll(() => page.getByTestId('account-email').textContent(), { timeout: 10_000 }).toBe(email);
       await page.getByText('No API keys yet.').waitFor();
 

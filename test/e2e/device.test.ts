@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realMode, startApp, type TestApp } from '../helpers/app.ts';
-import { ensureBuilt, launchChromium, openPage, resultsDir } from './identity-browser.ts';
+import { ensureBuilt, launchChromium, openPage, resultsDir, signUpOnPage } from './identity-browser.ts';
 
 let testApp: TestApp;
 let cleanup: () => Promise<void>;
@@ -44,10 +44,7 @@ describe('device approval page', () => {
     try {
       await page.goto(`${complete.pathname}${complete.search}`);
       await page.getByText(`to review the code ${userCode}`).waitFor();
-      await page.getByRole('tab', { name: 'Create account' }).click();
-      await page.getByLabel('Email', { exact: true }).fill(`e2e-device-${Date.now()}@example.com`);
-      await page.getByLabel(/^Password/).fill('a long enough password');
-      await page.getByRole('button', { name: 'Create account' }).click();
+      await signUpOnPage(page, testApp.url, `e2e-device-${Date.now()}@example.com`);
 
       await page.getByTestId('device-card').waitFor();
       expect(await page.getByTestId('device-client').textContent()).toBe('svc-cli on build-box');
@@ -75,10 +72,7 @@ describe('device approval page', () => {
     const { page, context } = await openPage(browser, testApp.url);
     try {
       await page.goto('/account');
-      await page.getByRole('tab', { name: 'Create account' }).click();
-      await page.getByLabel('Email', { exact: true }).fill(`e2e-device-entry-${Date.now()}@example.com`);
-      await page.getByLabel(/^Password/).fill('a long enough password');
-      await page.getByRole('button', { name: 'Create account' }).click();
+      await signUpOnPage(page, testApp.url, `e2e-device-entry-${Date.now()}@example.com`);
       await page.getByTestId('account-email').waitFor();
       await page.goto('/device');
       await page.getByLabel('Code shown by your device').fill('bbbb-bbbb');

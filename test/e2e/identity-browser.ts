@@ -2,6 +2,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { mailedCode } from '../helpers/browser.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
 export const resultsDir = resolve(repoRoot, 'test-results');
@@ -31,4 +32,25 @@ export async function openPage(browser: Browser, baseURL: string): Promise<{ pag
     if (message.type() === 'error' && !/Failed to load resource/.test(message.text())) problems.push(`console: ${message.text()}`);
   });
   return { page, context, problems };
+}
+
+/**
+ * Creates an account on the page's sign-in panel as a member does: the form, then the emailed code (read
+ * from the outbox of the app this process serves at `baseURL`), which creates the account and signs in.
+ */
+export async function signUpOnPage(page: Page, baseURL: string, email: string, password = 'a long enough password'): Promise<void> {
+  await page.getByRole('tab', { name: 'Create account' }).click();
+  await page.getByLabel('Email', { exact: true }).fill(email);
+  await page.getByLabel(/^Password/).fill(password);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await enterSignUpCode(page, baseURL, email);
+}
+
+/** The second step of sign-up: the code from the app's outbox. */
+export async function enterSignUpCode(page: Page, baseURL: string, email: string): Promise<void> {
+  const field = page.getByLabel('6-digit code');
+  // Sign-up hashes the password (argon2id): more than the default wait on a busy machine.
+  await field.waitFor({ timeout: 10_000 });
+  await field.fill(mailedCode(baseURL, email));
+  await page.getByRole('button', { name: 'Confirm and create account' }).click();
 }

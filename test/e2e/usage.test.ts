@@ -9,7 +9,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realMode, startApp, type TestApp } from '../helpers/app.ts';
 import { startScriptedUpstream, type ScriptedUpstream } from '../fixtures/scripted-upstream.ts';
-import { ensureBuilt, launchChromium, openPage, resultsDir } from './identity-browser.ts';
+import { ensureBuilt, launchChromium, openPage, resultsDir, signUpOnPage } from './identity-browser.ts';
 
 let testApp: TestApp;
 let upstream: ScriptedUpstream;
@@ -57,10 +57,7 @@ describe('usage page', () => {
     const { page, context, problems } = await openPage(browser, testApp.url);
     try {
       await page.goto('/account');
-      await page.getByRole('tab', { name: 'Create account' }).click();
-      await page.getByLabel('Email', { exact: true }).fill(`e2e-usage-${Date.now()}@example.com`);
-      await page.getByLabel(/^Password/).fill('a long enough password');
-      await page.getByRole('button', { name: 'Create account' }).click();
+      await signUpOnPage(page, testApp.url, `e2e-usage-${Date.now()}@example.com`);
       await page.getByLabel('Key name').fill('usage page');
       await page.getByRole('button', { name: 'Create key' }).click();
       const token = (await page.getByTestId('new-key-token').textContent())!.trim();

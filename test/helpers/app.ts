@@ -52,7 +52,24 @@ export async function startApp(base: Record<string, unknown>, options: StartOpti
   const app = await buildApp(config, { logger, drainMs: options.drainMs ?? 10_000 });
   await options.beforeListen?.(app);
   await app.listen({ port, host: '127.0.0.1' });
-  return { app, config, url, close: () => app.close() };
+  running.set(url, app);
+  return {
+    app,
+    config,
+    url,
+    close: () => {
+      running.delete(url);
+      return app.close();
+    },
+  };
+}
+
+/** Apps this process started, by URL: `Browser.signUp` reads the emailed code from the app's outbox. */
+const running = new Map<string, FastifyInstance>();
+
+/** The app this process serves at `url`, if any. */
+export function appAt(url: string): FastifyInstance | undefined {
+  return running.get(url);
 }
 
 /** Waits until each app's settlement round is written — ledger rows, then the pools — instead of sleeping. */

@@ -2,6 +2,8 @@
  * A `Browser` for tests: keeps the session cookie and sends our Origin, like the web app in a real
  * browser; GraphQL with a bearer credential; unique emails and addresses so tests can run side by side.
  */
+import { appAt } from './app.ts';
+
 export { freePort } from './app.ts';
 
 export interface GraphQLError {
@@ -56,11 +58,28 @@ export class Browser {
     return readGraphQL<T>(await this.fetch('/graphql', { body: { query, variables } }));
   }
 
+  /**
+   * Signs up as the web app does: the sign-up (202, a code is emailed), then the code from the app's
+   * outbox (the app must run in this process) to create the account and sign in. Answers the verify.
+   */
   async signUp(email: string, password = 'correct horse battery'): Promise<Response> {
-    const response = await this.fetch('/api/membership/auth/signup', { body: { email, password } });
-    if (response.status !== 201) throw new Error(`sign-up failed: ${response.status} ${await response.text()}`);
+    const started = await this.fetch('/api/membership/auth/signup', { body: { email, password } });
+    if (started.status !== 202) throw new Error(`sign-up failed: ${started.status} ${await started.text()}`);
+    const code = mailedCode(this.base, email);
+    const response = await this.fetch('/api/membership/auth/email-code/verify', { body: { email, code } });
+    if (response.status !== 200) throw new Error(`sign-up code refused: ${response.status} ${await response.text()}`);
     return response;
   }
+}
+
+/** The 6-digit code in the newest mail the app at `base` sent to `email` (its development outbox). */
+export function mailedCode(base: string, email: string): string {
+  const app = appAt(base);
+  if (!app) throw new Error(`no app of this process serves ${base}: read the code from its outbox yourself`);
+  const text = app.services.mailer.lastTo(email)?.text ?? '';
+  const code = /\b(\d{6})\b/.exec(text)?.[1];
+  if (!code) throw new Error(`no code mailed to ${email}`);
+  return code;
 }
 
 /** GraphQL over HTTP with a bearer credential (no cookie). */

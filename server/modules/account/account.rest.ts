@@ -10,13 +10,13 @@ import { oidcCallbackPath, oidcCookieName } from './oidc.service.ts';
 export async function accountRoutes(app: FastifyInstance): Promise<void> {
   const { services } = app;
 
+  // Verification-first, and the same 202 whether or not the address has an account (the owner is mailed
+  // instead): `email-code/verify` with the emailed code creates the account and signs in.
   app.post('/api/membership/auth/signup', async (request, reply) => {
     assertSameOrigin(request, services.config, { required: false });
     const body = objectBody(request);
-    const web = webSessionControl(request, reply, services);
-    const account = await services.accounts.signUp({ email: stringField(body, 'email'), password: stringField(body, 'password') }, web.client);
-    await web.start(account.id);
-    return reply.code(201).send({ ok: true, account });
+    const started = await services.accounts.requestSignUp({ email: stringField(body, 'email'), password: stringField(body, 'password') }, clientInfo(request));
+    return reply.code(202).send({ ok: true, email: started.email, expiresAt: started.expiresAt, expiresIn: services.config.auth.emailCodeTtlSeconds });
   });
 
   app.post('/api/membership/auth/login', async (request, reply) => {

@@ -84,7 +84,7 @@ const AuthProvidersRef = builder.objectRef<AuthProviders>('AuthProviders').imple
 });
 
 const EmailCodeSentRef = builder.objectRef<{ email: string; expiresAt: Date }>('EmailCodeSent').implement({
-  description: 'A sign-in code is on its way (the answer is the same whether or not the account exists).',
+  description: 'A sign-in or sign-up code is on its way (the answer is the same whether or not the account exists).',
   fields: (t) => ({
     email: t.exposeString('email', { description: 'Where the code was sent.' }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'When the code stops working.' }),
@@ -115,18 +115,14 @@ builder.queryField('authProviders', (t) =>
 
 builder.mutationField('signUp', (t) =>
   t.field({
-    type: AccountRef,
-    description: 'Creates an account with email and password and signs the browser in (sets the session cookie).',
+    type: EmailCodeSentRef,
+    description:
+      'Starts creating an account with email and password: emails a 6-digit code, and verifyEmailCode with it creates the account and signs the browser in. The answer is the same when the address already has an account (its owner is emailed instead).',
     args: {
       email: t.arg.string({ required: true, description: 'Email address.' }),
       password: t.arg.string({ required: true, description: 'At least 8 characters.' }),
     },
-    resolve: async (_root, args, context) => {
-      const control = web(context);
-      const account = await context.services.accounts.signUp(args, control.client);
-      await control.start(account.id);
-      return account;
-    },
+    resolve: (_root, args, { services, client }) => services.accounts.requestSignUp(args, client),
   }),
 );
 

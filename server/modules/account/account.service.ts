@@ -8,7 +8,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Config } from '../../config/config.ts';
 import type { Database } from '../../db/orm.ts';
 import { AppError, bilingual } from '../../errors/app-error.ts';
-import { defaultLocale, isLocale, locales, type Locale } from '../../i18n/locale.ts';
+import { defaultLocale, isLocale, locales, type Locale, type Localized } from '../../i18n/locale.ts';
 import { sameDigest, sha256Hex } from '../identity/credential-token.ts';
 import type { IdentityService } from '../identity/identity.service.ts';
 import type { ClientInfo } from '../session/session.service.ts';
@@ -17,7 +17,7 @@ import { rateLimitedError } from '../rate-limit/rate-limit.service.ts';
 import { entityManager } from '../../db/unit-of-work.ts';
 import { Account, accountRoles, type AccountKind, type AccountRole, type IAccount } from './account.entity.ts';
 import { EmailCode } from './email-code.entity.ts';
-import { signInCodeMail } from './account.mail.ts';
+import { signInCodeMail, signUpCodeMail, signUpExistingMail, type MailText } from './account.mail.ts';
 import type { Mailer } from './mailer.ts';
 import { decoyHash, guessablePassword, hashPassword, needsRehash, passwordRules, verifyPassword } from './password.ts';
 import type { Principal } from '../identity/principal.ts';
@@ -69,25 +69,16 @@ export class AccountService {
   }
 
   /**
-   * Creates a member account with a password. Throws 409 `account_exists` if the email is taken. `client`
-   * (the caller's IP) turns on sign-up throttling; trusted callers (CLI, tests) leave it out.
+   * Creates a member account with a password at once, for trusted callers (the CLI, tests): the web's
+   * sign-up is `requestSignUp`. Throws 409 `account_exists` if the email is taken. `client` (the caller's
+   * IP) turns on sign-up throttling.
    */
   async signUp(input: SignUpInput, client: ClientInfo = {}): Promise<AccountView> {
     const email = normaliseEmail(input.email);
     checkPassword(input.password, email);
     const role = input.role ?? 'member';
     if (!accountRoles.includes(role)) throw new AppError('invalid_request', `role must be one of ${accountRoles.join(', ')}.`, { param: 'role' });
-    if (client.ip) {
-      const { throttle } = this.#config.auth;
-      const domain = email.slice(email.lastIndexOf('@') + 1);
-      await this.#throttle.enforce(
-        [
-          { key: `signup:ip:${client.ip}`, limit: throttle.signUpPerHourPerIp, periodMs: hour },
-          { key: `signup:domain:${domain}`, limit: throttle.signUpPerHourPerDomain, periodMs: hour },
-        ],
-        { en: `sign-ups (from this address, or with @${domain} addresses)`, zh: `来自此地址或使用 @${domain} 邮箱的注册过于频繁` },
-      );
-    }
+    if (client.ip) await this.#throttleSignUp(email, client.ip);
     const passwordHash = await hashPassword(input.password);
     const em = entityManager(this.#db);
     const account = em.create(Account, {
@@ -131,26 +122,55 @@ export class AccountService {
     return view(account);
   }
 
+  /**
+   * Web sign-up (REST and GraphQL), verification-first, and the same answer — status, shape and work (the
+   * password is hashed, a code row written, one mail sent) — whether or not the address has an account, so
+   * it tells nobody which addresses do. A new address gets a code, and the account is created with this
+   * password when `verifyEmailCode` checks it. An address with an account gets a mail telling its owner
+   * someone tried, with a sign-in code in case it was them; the account and its password are left alone.
+   */
+  async requestSignUp(input: { email: string; password: string }, client: ClientInfo = {}): Promise<{ email: string; expiresAt: Date }> {
+    const email = normaliseEmail(input.email);
+    checkPassword(input.password, email);
+    if (client.ip) await this.#throttleSignUp(email, client.ip);
+    const passwordHash = await hashPassword(input.password);
+    return this.#sendCode(email, client, { ip: false }, (known) => (known ? { mail: signUpExistingMail, passwordHash: null } : { mail: signUpCodeMail, passwordHash }));
+  }
+
   /** Sends a 6-digit code (10 minutes, 5 attempts). Same answer whether or not the account exists. */
   async startEmailCode(input: { email: string }, client: ClientInfo = {}): Promise<{ email: string; expiresAt: Date }> {
     const email = normaliseEmail(input.email);
+    return this.#sendCode(email, client, { ip: true }, () => ({ mail: signInCodeMail, passwordHash: null }));
+  }
+
+  /**
+   * Writes a code for `email` (spending earlier ones) and mails it, in the account's language (an address
+   * with no account yet gets the page's). `pick` chooses the mail, and the sign-up password hash the code
+   * carries, by whether the address has an account. Throttled per email (its mailbox), and per IP when asked.
+   */
+  async #sendCode(
+    email: string,
+    client: ClientInfo,
+    limits: { ip: boolean },
+    pick: (known: boolean) => { mail: Localized<(values: { code: string; minutes: number }) => MailText>; passwordHash: string | null },
+  ): Promise<{ email: string; expiresAt: Date }> {
     const { throttle } = this.#config.auth;
     const rules = [{ key: `email-code:email:${email}`, limit: throttle.emailCodePerHourPerEmail, periodMs: hour }];
-    if (client.ip) rules.push({ key: `email-code:ip:${client.ip}`, limit: throttle.emailCodePerHourPerIp, periodMs: hour });
+    if (limits.ip && client.ip) rules.push({ key: `email-code:ip:${client.ip}`, limit: throttle.emailCodePerHourPerIp, periodMs: hour });
     await this.#throttle.enforce(rules, { en: 'email codes', zh: '验证码发送过于频繁' });
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const id = randomUUID();
     const expiresAt = new Date(Date.now() + this.#config.auth.emailCodeTtlSeconds * 1000);
     const em = entityManager(this.#db);
-    // The mail is in the account's language; an address with no account yet gets the page's language.
     const known = await em.findOne(Account, { email }, { fields: ['locale'] });
+    const { mail, passwordHash } = pick(known !== null);
     // Only the newest code works: earlier unused ones are spent.
     await em.nativeUpdate(EmailCode, { email, consumedAt: null }, { consumedAt: new Date() });
-    em.create(EmailCode, { id, email, codeHash: codeDigest(id, code), expiresAt, attempts: 0, consumedAt: null });
+    em.create(EmailCode, { id, email, codeHash: codeDigest(id, code), expiresAt, attempts: 0, consumedAt: null, passwordHash });
     await em.flush();
     const minutes = Math.round(this.#config.auth.emailCodeTtlSeconds / 60);
     const locale = accountLocale(known?.locale) ?? client.locale ?? defaultLocale;
-    await this.#mailer.send({ to: email, ...signInCodeMail[locale]({ code, minutes }) });
+    await this.#mailer.send({ to: email, ...mail[locale]({ code, minutes }) });
     return { email, expiresAt };
   }
 
@@ -165,12 +185,12 @@ export class AccountService {
     await this.#throttleSignIn(email, client);
     const connection = this.#db.orm.em.getConnection();
     // Count the attempt first (atomically), so concurrent guesses cannot exceed the limit.
-    const row: { id: string; code_hash: string } | undefined = await connection.execute<{ id: string; code_hash: string }>(
+    const row: { id: string; code_hash: string; password_hash: string | null } | undefined = await connection.execute<{ id: string; code_hash: string; password_hash: string | null }>(
       `update "email_code" set "attempts" = "attempts" + 1, "updated_at" = now()
         where "id" = (select "id" from "email_code" where "email" = ? and "consumed_at" is null and "expires_at" > now()
                        order by "created_at" desc limit 1)
           and "attempts" < ? and "consumed_at" is null
-        returning "id", "code_hash"`,
+        returning "id", "code_hash", "password_hash"`,
       [email, this.#config.auth.emailCodeMaxAttempts],
       'get',
     );
@@ -183,18 +203,19 @@ export class AccountService {
       'get',
     );
     if (!spent) throw wrong();
-    return this.signInVerified(email);
+    // A sign-up's code: the account is created now, with the password chosen at sign-up.
+    return this.signInVerified(email, null, row.password_hash);
   }
 
   /**
    * Signs in by an email address proven elsewhere (an email code, or an OIDC provider's verified email):
    * the account, created on first use. A disabled account is refused with 401 `account_disabled`.
    */
-  async signInVerified(email: string, displayName?: string | null): Promise<AccountView> {
+  async signInVerified(email: string, displayName?: string | null, passwordHash?: string | null): Promise<AccountView> {
     // Refused before anything changes: the proof must not take a disabled account over (revoking its keys).
     const existing = await entityManager(this.#db).findOne(Account, { email: normaliseEmail(email) });
     if (existing) assertEnabled(existing);
-    const account = await this.findOrCreateVerified(email, displayName);
+    const account = await this.findOrCreateVerified(email, displayName, passwordHash);
     assertEnabled(account);
     return view(account);
   }
@@ -205,8 +226,9 @@ export class AccountService {
    * The first proof of an address that was signed up with a password but never verified takes the account
    * over: anyone could have signed up with someone else's address (account pre-hijacking), so that password
    * stops working and every session and API key made before the proof is revoked, on every instance.
+   * `passwordHash` (from a sign-up's code) becomes the password of an account that has none.
    */
-  async findOrCreateVerified(emailInput: string, displayName?: string | null): Promise<IAccount> {
+  async findOrCreateVerified(emailInput: string, displayName?: string | null, passwordHash?: string | null): Promise<IAccount> {
     const email = normaliseEmail(emailInput);
     const connection = this.#db.orm.em.getConnection();
     const now = new Date();
@@ -226,10 +248,11 @@ export class AccountService {
     });
     if (claimed) await this.#identity.invalidateAccount(claimed);
     await connection.execute(
-      `insert into "account" ("id", "created_at", "updated_at", "email", "display_name", "role", "plan_package", "email_verified_at")
-       values (?, ?, ?, ?, ?, 'member', 'free', ?)
-       on conflict ("email") do update set "email_verified_at" = coalesce("account"."email_verified_at", excluded."email_verified_at")`,
-      [randomUUID(), now, now, email, displayName?.trim() || null, now],
+      `insert into "account" ("id", "created_at", "updated_at", "email", "display_name", "role", "plan_package", "email_verified_at", "password_hash")
+       values (?, ?, ?, ?, ?, 'member', 'free', ?, ?)
+       on conflict ("email") do update set "email_verified_at" = coalesce("account"."email_verified_at", excluded."email_verified_at"),
+                                           "password_hash" = coalesce("account"."password_hash", excluded."password_hash")`,
+      [randomUUID(), now, now, email, displayName?.trim() || null, now, passwordHash ?? null],
       'run',
     );
     const account = await entityManager(this.#db).findOneOrFail(Account, { email }, { refresh: true });
@@ -291,6 +314,19 @@ export class AccountService {
     await em.flush();
     await this.#identity.invalidateAccount(existing.id);
     return { account: view(existing), created: false, previousRole };
+  }
+
+  /** Sign-ups per IP and per email domain. */
+  async #throttleSignUp(email: string, ip: string): Promise<void> {
+    const { throttle } = this.#config.auth;
+    const domain = email.slice(email.lastIndexOf('@') + 1);
+    await this.#throttle.enforce(
+      [
+        { key: `signup:ip:${ip}`, limit: throttle.signUpPerHourPerIp, periodMs: hour },
+        { key: `signup:domain:${domain}`, limit: throttle.signUpPerHourPerDomain, periodMs: hour },
+      ],
+      { en: `sign-ups (from this address, or with @${domain} addresses)`, zh: `来自此地址或使用 @${domain} 邮箱的注册过于频繁` },
+    );
   }
 
   /** Per IP, and per account from one IP: counted on every attempt (password or email code). */

@@ -12,6 +12,8 @@ export const EmailCode = defineEntity({
     expiresAt: p.datetime(),
     attempts: p.integer().default(0),
     consumedAt: p.datetime().nullable(),
+    /** A sign-up's argon2id hash, waiting for the code to prove the address: the account is created then. */
+    passwordHash: p.string().nullable(),
   },
 });
 

@@ -114,8 +114,10 @@ describe('OIDC sign-in', () => {
 
   it('takes over an unverified password account: the squatter’s password and session stop working', async () => {
     const email = uniqueEmail('sso-victim');
+    // An account made with a password and never verified (web sign-up proves the address first now; the CLI does not).
     const squatter = new Browser(server.url);
-    await squatter.signUp(email, 'squatter password');
+    await server.app.services.accounts.signUp({ email, password: 'squatter password' });
+    expect((await squatter.fetch('/api/membership/auth/login', { body: { email, password: 'squatter password' } })).status).toBe(200);
     const { flowCookie, state, nonce } = await begin();
     idp.next = { email, nonce };
     expect((await callback(flowCookie, { code: 'code-5', state })).status).toBe(302);

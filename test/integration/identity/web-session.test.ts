@@ -8,7 +8,7 @@ import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
-import { Browser, uniqueEmail, uniqueIp } from '../../helpers/browser.ts';
+import { Browser, mailedCode, uniqueEmail, uniqueIp } from '../../helpers/browser.ts';
 
 let setup: Awaited<ReturnType<typeof realMode>>;
 let server: TestApp;
@@ -41,11 +41,17 @@ function setCookieOf(response: Response): string {
 }
 
 describe('sign-up and sign-in', () => {
-  it('signs up with a session cookie: HttpOnly, SameSite=Lax, Path=/, no Domain, not Secure over http, token not in the body', async () => {
+  it('signs up (the emailed code creates the account) with a session cookie: HttpOnly, SameSite=Lax, Path=/, no Domain, not Secure over http, token not in the body', async () => {
     const browser = new Browser(server.url);
     const email = uniqueEmail('cookie');
-    const response = await browser.fetch('/api/membership/auth/signup', { body: { email: email.toUpperCase(), password } });
-    expect(response.status).toBe(201);
+    const started = await browser.fetch('/api/membership/auth/signup', { body: { email: email.toUpperCase(), password } });
+    expect(started.status).toBe(202);
+    expect(setCookieOf(started)).toBeUndefined();
+    expect(await started.json()).toMatchObject({ ok: true, email: email.toLowerCase() });
+    const { rows: none } = await setup.database.query('select 1 from account where email = $1', [email.toLowerCase()]);
+    expect(none).toEqual([]);
+    const response = await browser.fetch('/api/membership/auth/email-code/verify', { body: { email, code: mailedCode(server.url, email.toLowerCase()) } });
+    expect(response.status).toBe(200);
     const cookie = setCookieOf(response);
     expect(cookie).toMatch(/^svc_membership_session=svc_sess_[A-Za-z0-9_-]{43}; /);
     const attributes = cookie.split('; ').slice(1);
@@ -65,10 +71,12 @@ describe('sign-up and sign-in', () => {
   it('sets Secure when the web URL is https', async () => {
     const secure = await startApp(setup.config, { config: {} });
     try {
-      const response = await fetch(`${secure.url}/api/membership/auth/signup`, {
+      const email = uniqueEmail('secure');
+      await secure.app.services.accounts.signUp({ email, password });
+      const response = await fetch(`${secure.url}/api/membership/auth/login`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'https' },
-        body: JSON.stringify({ email: uniqueEmail('secure'), password }),
+        body: JSON.stringify({ email, password }),
       });
       // Not behind a trusted proxy: x-forwarded-proto is ignored, so the cookie stays non-Secure over http.
       expect(setCookieOf(response)).not.toContain('Secure');
@@ -78,10 +86,12 @@ describe('sign-up and sign-in', () => {
     const https = await startApp(setup.config, { config: {} });
     (https.config.server as { webUrl: string }).webUrl = 'https://svc.example.com';
     try {
-      const response = await fetch(`${https.url}/api/membership/auth/signup`, {
+      const email = uniqueEmail('secure');
+      await https.app.services.accounts.signUp({ email, password });
+      const response = await fetch(`${https.url}/api/membership/auth/login`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ email: uniqueEmail('secure'), password }),
+        body: JSON.stringify({ email, password }),
       });
       expect(setCookieOf(response).split('; ')).toContain('Secure');
     } finally {
@@ -100,11 +110,12 @@ describe('sign-up and sign-in', () => {
     expect(p).toBe(1);
   });
 
-  it('rejects a taken email, short passwords and bad emails with precise messages', async () => {
+  it('answers a taken email as a new one (its owner is mailed), rejects short passwords and bad emails with precise messages', async () => {
     const { email } = await signedUp();
     const again = await new Browser(server.url).fetch('/api/membership/auth/signup', { body: { email, password } });
-    expect(again.status).toBe(409);
-    expect(await again.json()).toMatchObject({ code: 'account_exists', stage: 'auth' });
+    expect(again.status).toBe(202);
+    expect(await again.json()).toMatchObject({ ok: true, email });
+    expect(server.app.services.mailer.lastTo(email)!.subject).toMatch(/tried to sign up/);
     const short = await new Browser(server.url).fetch('/api/membership/auth/signup', { body: { email: uniqueEmail('short'), password: 'short' } });
     expect(await short.json()).toMatchObject({ code: 'invalid_request', message: 'password must be at least 8 characters.', error: { param: 'password' } });
     const bad = await new Browser(server.url).fetch('/api/membership/auth/signup', { body: { email: 'not-an-email', password } });
@@ -239,8 +250,10 @@ describe('account pre-hijacking', () => {
   it('whoever proves the email first takes the account: the password set before the proof, its sessions and keys stop working', async () => {
     const email = uniqueEmail('victim');
     // Someone signs up with an address that is not theirs and makes a key.
+    // (Web sign-up proves the address first now: the squatter's account is one made before that, or by the CLI.)
     const squatter = new Browser(server.url);
-    await squatter.signUp(email, 'squatter password');
+    await server.app.services.accounts.signUp({ email, password: 'squatter password' });
+    expect((await squatter.fetch('/api/membership/auth/login', { body: { email, password: 'squatter password' } })).status).toBe(200);
     secrets.add(squatter.cookie!);
     const key = (await (await squatter.fetch('/api/membership/auth/api-keys', { body: { name: 'backdoor' } })).json()) as { token: string };
     secrets.add(key.token);

@@ -1,6 +1,8 @@
 /**
  * Sign in with a password, an emailed code or (when configured) a third-party provider, or create an
  * account. Every path sets the session cookie on the server; `onSignedIn` then reloads what depends on it.
+ * Creating an account emails a code first, and entering it creates the account (the server answers the
+ * same whether or not the address has one, and mails an existing account's owner instead).
  */
 import { useMutation, useQuery } from '@apollo/client/react';
 import { useId, useState, type FormEvent } from 'react';
@@ -27,6 +29,7 @@ const passwordMinLength = 8;
 export function SignInPanel({ onSignedIn, returnTo = '/account', signUp = true }: { onSignedIn(): Promise<void> | void; returnTo?: string; signUp?: boolean }) {
   const { t } = useTranslation('account');
   const [mode, setMode] = useState<Mode>('sign-in');
+  const [signUpSentTo, setSignUpSentTo] = useState<string | null>(null);
   const providers = useQuery(AUTH_PROVIDERS_QUERY);
   const oidcLabel = providers.data?.authProviders.oidcLabel;
   return (
@@ -39,15 +42,21 @@ export function SignInPanel({ onSignedIn, returnTo = '/account', signUp = true }
             role="tab"
             aria-selected={mode === tab.mode}
             className={`auth-tab${mode === tab.mode ? ' auth-tab--active' : ''}`}
-            onClick={() => setMode(tab.mode)}
+            onClick={() => {
+              setMode(tab.mode);
+              setSignUpSentTo(null);
+            }}
           >
             {t(tab.label)}
           </button>
         ))}
       </div>
       {mode === 'sign-in' && <PasswordForm kind="sign-in" onDone={onSignedIn} />}
-      {mode === 'sign-up' && <PasswordForm kind="sign-up" onDone={onSignedIn} />}
-      {mode === 'email-code' && <EmailCodeForm onDone={onSignedIn} outbox={providers.data?.authProviders.mailDelivery === 'outbox'} />}
+      {mode === 'sign-up' && !signUpSentTo && <PasswordForm kind="sign-up" onDone={onSignedIn} onCodeSent={setSignUpSentTo} />}
+      {mode === 'sign-up' && signUpSentTo && (
+        <EmailCodeForm purpose="sign-up" sentTo={signUpSentTo} onBack={() => setSignUpSentTo(null)} onDone={onSignedIn} outbox={providers.data?.authProviders.mailDelivery === 'outbox'} />
+      )}
+      {mode === 'email-code' && <EmailCodeForm purpose="sign-in" onDone={onSignedIn} outbox={providers.data?.authProviders.mailDelivery === 'outbox'} />}
       {oidcLabel && (
         <p className="auth-panel__alt">
           <a className="button button--ghost" href={`/api/membership/auth/oidc/start?returnTo=${encodeURIComponent(returnTo)}`}>
@@ -59,7 +68,7 @@ export function SignInPanel({ onSignedIn, returnTo = '/account', signUp = true }
   );
 }
 
-function PasswordForm({ kind, onDone }: { kind: 'sign-in' | 'sign-up'; onDone(): Promise<void> | void }) {
+function PasswordForm({ kind, onDone, onCodeSent }: { kind: 'sign-in' | 'sign-up'; onDone(): Promise<void> | void; onCodeSent?(email: string): void }) {
   const { t } = useTranslation('account');
   const id = useId();
   const [email, setEmail] = useState('');
@@ -72,8 +81,13 @@ function PasswordForm({ kind, onDone }: { kind: 'sign-in' | 'sign-up'; onDone():
     event.preventDefault();
     setError(null);
     try {
-      await (kind === 'sign-in' ? signIn : signUp)({ variables: { email, password } });
-      await onDone();
+      if (kind === 'sign-in') {
+        await signIn({ variables: { email, password } });
+        await onDone();
+      } else {
+        const result = await signUp({ variables: { email, password } });
+        onCodeSent?.(result.data?.signUp.email ?? email);
+      }
     } catch (caught) {
       setError(caught);
     }
@@ -107,12 +121,25 @@ function PasswordForm({ kind, onDone }: { kind: 'sign-in' | 'sign-up'; onDone():
   );
 }
 
-function EmailCodeForm({ onDone, outbox }: { onDone(): Promise<void> | void; outbox: boolean }) {
+/** `sign-in`: asks for the email, then the code. `sign-up`: the code a sign-up sent to `sentTo`; `onBack` returns to the form. */
+function EmailCodeForm({
+  purpose,
+  onDone,
+  outbox,
+  sentTo: sentAlready = null,
+  onBack,
+}: {
+  purpose: 'sign-in' | 'sign-up';
+  onDone(): Promise<void> | void;
+  outbox: boolean;
+  sentTo?: string | null;
+  onBack?(): void;
+}) {
   const { t } = useTranslation('account');
   const id = useId();
   const [email, setEmail] = useState('');
   const [code, setCode] = useState('');
-  const [sentTo, setSentTo] = useState<string | null>(null);
+  const [sentTo, setSentTo] = useState<string | null>(sentAlready);
   const [start, startState] = useMutation(START_EMAIL_CODE);
   const [verify, verifyState] = useMutation(VERIFY_EMAIL_CODE);
   const [error, setError] = useState<unknown>(null);
@@ -155,8 +182,12 @@ function EmailCodeForm({ onDone, outbox }: { onDone(): Promise<void> | void; out
   return (
     <form className="form" onSubmit={check} aria-label={t('auth.enterCodeLabel')}>
       <p>
-        <Trans t={t} i18nKey="auth.codeSent" values={{ email: sentTo }} components={{ email: <strong /> }} />
-        {outbox && <span className="muted">{t('auth.outbox')}</span>}
+        <Trans t={t} i18nKey={purpose === 'sign-up' ? 'auth.signUpCodeSent' : 'auth.codeSent'} values={{ email: sentTo }} components={{ email: <strong /> }} />
+        {outbox && (
+          <span className="muted">
+            <Trans t={t} i18nKey="auth.outbox" components={{ code: <code /> }} />
+          </span>
+        )}
       </p>
       <label className="field" htmlFor={`${id}-code`}>
         <span>{t('auth.code')}</span>
@@ -174,9 +205,9 @@ function EmailCodeForm({ onDone, outbox }: { onDone(): Promise<void> | void; out
       {errorLine}
       <div className="actions">
         <button type="submit" className="button" disabled={verifyState.loading}>
-          {verifyState.loading ? t('auth.checking') : t('auth.signIn')}
+          {verifyState.loading ? t('auth.checking') : purpose === 'sign-up' ? t('auth.confirmSignUp') : t('auth.signIn')}
         </button>
-        <button type="button" className="button button--ghost" onClick={() => setSentTo(null)}>
+        <button type="button" className="button button--ghost" onClick={() => (onBack ? onBack() : setSentTo(null))}>
           {t('auth.otherEmail')}
         </button>
       </div>

@@ -1,12 +1,12 @@
 import { gql } from '@apollo/client';
 import type { TypedDocumentNode } from '@apollo/client';
-import { ACCOUNT_FRAGMENT, type AccountFragment } from './account.fragment.ts';
 
-export const SIGN_UP: TypedDocumentNode<{ signUp: AccountFragment }, { email: string; password: string }> = gql`
+/** Starts a sign-up: a code is emailed (the answer is the same if the address already has an account). */
+export const SIGN_UP: TypedDocumentNode<{ signUp: { email: string; expiresAt: string } }, { email: string; password: string }> = gql`
   mutation SignUp($email: String!, $password: String!) {
     signUp(email: $email, password: $password) {
-      ...AccountFragment
+      email
+      expiresAt
     }
   }
-  ${ACCOUNT_FRAGMENT}
 `;
