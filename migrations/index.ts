@@ -17,8 +17,8 @@ import { Migration20261123030000_billing } from './Migration20261123030000_billi
 import { Migration20261123040000_locale } from './Migration20261123040000_locale.ts';
 import { Migration20261123060000_stats } from './Migration20261123060000_stats.ts';
 import { Migration20261124010000_enterprise } from './Migration20261124010000_enterprise.ts';
-import { Migration20261123234500_signup_verification } from './Migration20261123234500_signup_verification.ts';
 import { Migration20261124030000_subscription } from './Migration20261124030000_subscription.ts';
+import { Migration20261124040000_signup_verification } from './Migration20261124040000_signup_verification.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000000_account', class: Migration20261121000000_account },
@@ -34,6 +34,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123040000_locale', class: Migration20261123040000_locale },
   { name: 'Migration20261123060000_stats', class: Migration20261123060000_stats },
   { name: 'Migration20261124010000_enterprise', class: Migration20261124010000_enterprise },
-  { name: 'Migration20261123234500_signup_verification', class: Migration20261123234500_signup_verification },
   { name: 'Migration20261124030000_subscription', class: Migration20261124030000_subscription },
+  { name: 'Migration20261124040000_signup_verification', class: Migration20261124040000_signup_verification },
 ];

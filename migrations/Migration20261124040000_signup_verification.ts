@@ -5,7 +5,7 @@ import { Migration } from '@mikro-orm/migrations';
  * code's row and the account is created only when the code proves the address. Sign-up with an address that
  * has an account answers the same and mails the owner instead, so the answer tells nobody which exist.
  */
-export class Migration20261123234500_signup_verification extends Migration {
+export class Migration20261124040000_signup_verification extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table "email_code" add column "password_hash" varchar(255) null;`);
   }
