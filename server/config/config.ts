@@ -469,8 +469,11 @@ function envOverrides(env: Env): Record<string, unknown> {
     throw new ConfigError(`invalid config at SVC_SEARCH_URL: expected an http(s) URL of a SearXNG instance, got ${JSON.stringify(searchUrl)}`);
   }
   if (env.NODE_ENV === 'production') server.production = true;
+  // Development without a mail server: print sign-up and sign-in mails (codes included) in the log.
+  const mail = env.SVC_MAIL_LOG_OUTBOX === '1' ? { logOutbox: true } : {};
   return {
     server,
+    mail,
     database: env.DATABASE_URL ? { url: env.DATABASE_URL } : {},
     redis: env.REDIS_URL ? { url: env.REDIS_URL } : {},
     // Quick start like SVC_UPSTREAM_URL: one SearXNG instance answers every search.

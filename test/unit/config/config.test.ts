@@ -47,6 +47,12 @@ describe('config', () => {
     expect(config.defaultUpstream).toEqual({ baseUrl: 'http://127.0.0.1:8000/v1', apiKey: 'sk-local' });
   });
 
+  it('SVC_MAIL_LOG_OUTBOX=1 prints the development outbox; anything else leaves it off', () => {
+    expect(parseConfig({}).mail.logOutbox).toBe(false);
+    expect(parseConfig({}, { SVC_MAIL_LOG_OUTBOX: '1' }).mail.logOutbox).toBe(true);
+    expect(parseConfig({}, { SVC_MAIL_LOG_OUTBOX: 'yes' }).mail.logOutbox).toBe(false);
+  });
+
   it.each([
     [{ promotion: { fast: 1.5, premium: 0.75 } }, 'promotion.fast'],
     [{ server: { port: 'eighty' } }, 'server.port'],
