@@ -4,8 +4,7 @@
  */
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import { createPubSub, type PubSub } from 'graphql-yoga';
-import type { Redis } from 'ioredis';
-import type { RedisLayer } from './redis.ts';
+import type { RedisClient, RedisLayer } from './redis.ts';
 
 /** Topic → publish arguments, as graphql-yoga types them (`[payload]` or `[id, payload]`). */
 type TopicMap = Record<string, [unknown] | [string | number, unknown]>;
@@ -23,7 +22,7 @@ export function createPubSubFor<Topics extends TopicMap>(layer: RedisLayer, onEr
  * command connection rejects at once (no offline queue), and an unhandled rejection would end the process.
  * These three commands get a handler here; everything else is the client itself.
  */
-function settled(client: Redis, onError: (error: unknown) => void): Redis {
+function settled<C extends RedisClient>(client: C, onError: (error: unknown) => void): C {
   const guarded = new Set<PropertyKey>(['publish', 'subscribe', 'unsubscribe']);
   return new Proxy(client, {
     get(target, property) {

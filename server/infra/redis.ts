@@ -4,7 +4,7 @@
  * `redis` client when present and their in-process implementation otherwise.
  */
 import { EventEmitter } from 'node:events';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import { withTimeout } from './deadline.ts';
@@ -15,18 +15,30 @@ export interface PubSub {
   subscribe(channel: string, handler: (message: string) => void): () => void;
 }
 
+/** One Redis server, or a Redis Cluster (same commands; multi-key commands and scripts must stay in one slot). */
+export type RedisClient = Redis | Cluster;
+
 export interface RedisLayer {
   mode: 'redis' | 'in-process';
+  /** True when `REDIS_URL` names a Redis Cluster: keys a script or multi-key command touches together carry one hash tag. */
+  cluster: boolean;
   /** The command connection; null in single-instance mode. */
-  redis: Redis | null;
+  redis: RedisClient | null;
   /** Prepended to every key (by ioredis) and every pub/sub channel (by `pubsub`). */
   keyPrefix: string;
   /** A second connection in subscriber mode (for GraphQL subscriptions fan-out); null in single-instance mode. */
-  subscriber: Redis | null;
+  subscriber: RedisClient | null;
   pubsub: PubSub;
   ping(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * The Lua commands svc defines (`defineCommand`). On a cluster, ioredis's auto-pipelining groups a command
+ * by its first argument, which for these is the key count, not a key: they are sent on their own (each one
+ * still goes to the node of its keys' slot). Add a new script's command name here.
+ */
+export const scriptCommands = ['svcAdmit', 'svcSettle', 'svcRaise', 'svcHeartbeat', 'svcDeadInstances', 'svcRateLimit', 'svcRateRefund', 'svcConnectionAdd', 'svcConnectionTake'];
 
 export async function openRedis(config: Config, log: Logger): Promise<RedisLayer> {
   const url = config.redis.url;
@@ -47,8 +59,14 @@ export async function openRedis(config: Config, log: Logger): Promise<RedisLayer
   const keyPrefix = config.redis.keyPrefix;
   // Auto-pipelining: commands issued in the same tick (e.g. admissions of requests that arrived together)
   // go out in one write — fewer syscalls on the gateway's hot path, same ordering and results.
-  const redis = new Redis(url, { ...options, keyPrefix, commandTimeout, connectionName: 'svc', enableAutoPipelining: true });
-  const subscriber = new Redis(url, { ...options, connectionName: 'svc-sub', enableOfflineQueue: true });
+  const nodes = clusterNodes(url);
+  if (nodes && keyPrefix.includes('{')) throw new Error('redis.keyPrefix must not contain "{" with a Redis Cluster (it would become every key\'s hash tag)');
+  const redis: RedisClient = nodes
+    ? new Cluster(nodes.nodes, clusterOptions(nodes, { ...options, keyPrefix, commandTimeout, connectionName: 'svc' }, { keyPrefix, enableAutoPipelining: true, autoPipeliningIgnoredCommands: scriptCommands, enableOfflineQueue: false }))
+    : new Redis(url, { ...options, keyPrefix, commandTimeout, connectionName: 'svc', enableAutoPipelining: true });
+  const subscriber: RedisClient = nodes
+    ? new Cluster(nodes.nodes, clusterOptions(nodes, { ...options, connectionName: 'svc-sub' }, { enableOfflineQueue: true }))
+    : new Redis(url, { ...options, connectionName: 'svc-sub', enableOfflineQueue: true });
   for (const client of [redis, subscriber]) client.on('error', (error) => log.warn({ err: error.message }, 'redis connection error'));
   try {
     await Promise.all([redis.connect(), subscriber.connect()]);
@@ -57,9 +75,10 @@ export async function openRedis(config: Config, log: Logger): Promise<RedisLayer
     subscriber.disconnect();
     throw new Error(`cannot connect to Redis at REDIS_URL: ${(error as Error).message}`, { cause: error });
   }
-  log.info('redis: connected');
+  log.info(nodes ? { nodes: nodes.nodes.length } : {}, nodes ? 'redis: connected to a cluster' : 'redis: connected');
   return {
     mode: 'redis',
+    cluster: nodes !== null,
     redis,
     keyPrefix,
     subscriber,
@@ -77,6 +96,7 @@ function inProcessLayer(keyPrefix: string): RedisLayer {
   const emitter = new EventEmitter().setMaxListeners(0);
   return {
     mode: 'in-process',
+    cluster: false,
     redis: null,
     keyPrefix,
     subscriber: null,
@@ -95,7 +115,7 @@ function inProcessLayer(keyPrefix: string): RedisLayer {
 }
 
 /** Channel pub/sub over a dedicated subscriber connection; handlers are multiplexed per channel. */
-function redisPubSub(redis: Redis, subscriber: Redis, prefix: string): PubSub {
+function redisPubSub(redis: RedisClient, subscriber: RedisClient, prefix: string): PubSub {
   const handlers = new Map<string, Set<(message: string) => void>>();
   subscriber.on('message', (channel: string, message: string) => {
     for (const handler of handlers.get(channel) ?? []) handler(message);
@@ -120,6 +140,56 @@ function redisPubSub(redis: Redis, subscriber: Redis, prefix: string): PubSub {
           subscriber.unsubscribe(channel).catch(() => undefined); // a dead connection has no subscriptions left
         }
       };
+    },
+  };
+}
+
+interface ClusterNodes {
+  nodes: { host: string; port: number }[];
+  username?: string;
+  password?: string;
+  tls: boolean;
+}
+
+/**
+ * The cluster's seed nodes when `REDIS_URL` names a Redis Cluster, else null: `redis+cluster://[user:pass@]host:port,host:port`
+ * (`rediss+cluster://` for TLS), or a comma-separated list of `redis://host:port` URLs. One node is enough to
+ * find the others; several let svc start while one is down.
+ */
+export function clusterNodes(url: string): ClusterNodes | null {
+  const scheme = /^(rediss?)\+cluster:\/\//.exec(url);
+  if (!scheme && !url.includes(',')) return null;
+  const tls = scheme ? scheme[1] === 'rediss' : url.startsWith('rediss://');
+  const rest = scheme ? url.slice(scheme[0].length) : url;
+  let username: string | undefined;
+  let password: string | undefined;
+  const nodes = rest.split(',').map((part) => {
+    const parsed = new URL(/^[a-z]+:\/\//.test(part.trim()) ? part.trim() : `redis://${part.trim()}`);
+    if (parsed.username && username === undefined) username = decodeURIComponent(parsed.username);
+    if (parsed.password && password === undefined) password = decodeURIComponent(parsed.password);
+    if (!parsed.hostname) throw new Error(`REDIS_URL: cluster node ${JSON.stringify(part)} has no host`);
+    return { host: parsed.hostname.replace(/^\[|\]$/g, ''), port: Number(parsed.port || 6379) };
+  });
+  return { nodes, username, password, tls };
+}
+
+function clusterOptions(
+  nodes: ClusterNodes,
+  redisOptions: Record<string, unknown>,
+  own: { keyPrefix?: string; enableAutoPipelining?: boolean; autoPipeliningIgnoredCommands?: string[]; enableOfflineQueue: boolean },
+): ConstructorParameters<typeof Cluster>[1] {
+  const { enableOfflineQueue: _queue, keyPrefix: _prefix, retryStrategy, lazyConnect, maxRetriesPerRequest, ...perNode } = redisOptions;
+  return {
+    ...own,
+    lazyConnect: lazyConnect as boolean,
+    maxRedirections: 16,
+    clusterRetryStrategy: retryStrategy as (attempt: number) => number,
+    redisOptions: {
+      ...perNode,
+      maxRetriesPerRequest: maxRetriesPerRequest as number,
+      ...(nodes.username ? { username: nodes.username } : {}),
+      ...(nodes.password ? { password: nodes.password } : {}),
+      ...(nodes.tls ? { tls: {} } : {}),
     },
   };
 }

@@ -57,8 +57,8 @@ export class Admission {
   rateRules(ip: string, principal: Principal, payerPerMinute: number): RateRule[] {
     return [
       { key: `ip:${ip}`, limit: this.#ipPerMinute, periodMs: 60_000 },
-      { key: `acct:${principal.payer.id}`, limit: payerPerMinute, periodMs: 60_000 },
-      { key: `cred:${principal.credential.id}`, limit: this.#credentialPerMinute ?? payerPerMinute, periodMs: 60_000 },
+      { key: `acct:${principal.payer.id}`, limit: payerPerMinute, periodMs: 60_000, scope: 'payer' },
+      { key: `cred:${principal.credential.id}`, limit: this.#credentialPerMinute ?? payerPerMinute, periodMs: 60_000, scope: 'payer' },
     ];
   }
 

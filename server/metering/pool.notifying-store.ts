@@ -32,7 +32,7 @@ export function notifyingStore(store: PoolStore, events: UsageEvents): PoolStore
     heartbeat: () => store.heartbeat(),
     orphaned: (limit) => store.orphaned(limit),
     leave: () => store.leave(),
-    settleExpired: (requestId, costMicros) => store.settleExpired(requestId, costMicros),
+    settleExpired: (requestId, costMicros, payerId) => store.settleExpired(requestId, costMicros, payerId),
     read: (payerId, windows) => store.read(payerId, windows),
     raiseToLedger: store.raiseToLedger ? (floors, windows) => store.raiseToLedger!(floors, windows) : undefined,
     whenUnreconciled: store.whenUnreconciled ? (reconcile) => store.whenUnreconciled!(reconcile) : undefined,

@@ -10,12 +10,20 @@
  * Redis, after a restart without persistence or a flush — nothing is admitted until an instance has raised
  * every pool to what the ledger billed, so a lost counter never hands its window out again).
  * `<requestId>` is always the turn id svc generated.
+ *
+ * On a Redis Cluster every key a script touches must hash to one slot. Each payer belongs to one of
+ * `CLUSTER_SHARDS` shards (by a hash of its id), and every key above except `instances` ends with the
+ * shard's hash tag `{m<n>}`: the payer's pools, streams, reservations, checkpoints and payer-scoped rate
+ * limits, and the shard's own `res:index{m<n>}` and `res:inst:<instance>{m<n>}` — so admission and
+ * settlement stay one atomic script, and the sweeper reads each shard's index (one command per shard).
+ * On a single Redis the tag is empty: the keys are exactly the names above.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../infra/redis.ts';
 import type { ModelClass } from '../config/config.ts';
 import { modelClasses, poolWindows } from '../config/config.ts';
 import type { Micros } from '../config/money.ts';
-import { gcraLua, gcraParams } from '../modules/rate-limit/gcra.ts';
+import { hitEachRule, refundRules, withGcraScripts, type GcraRedis } from '../modules/rate-limit/gcra.cluster.ts';
+import { gcraLua, gcraParams, type RateDecision, type RateRule } from '../modules/rate-limit/gcra.ts';
 import type { LedgerEntry } from './ledger.ts';
 import type { Admission, AdmissionRequest, ExpiredReservation, LedgerFloor, PoolStore, PoolUsage, ReservationRef } from './pool.store.ts';
 import type { CurrentWindows } from './windows.ts';
@@ -130,7 +138,19 @@ local t = redis.call('TIME')
 return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', t[1] * 1000 + math.floor(t[2] / 1000) - tonumber(ARGV[1]), 'LIMIT', 0, 100)
 `;
 
-type PoolRedis = Redis & {
+/** Shards of payers on a Redis Cluster: one slot each, spread over the masters (256 → ~85 a master of 3). */
+export const CLUSTER_SHARDS = 256;
+
+/** The hash tag of a payer's shard: `{m<n>}` on a cluster, '' on a single Redis. */
+export function shardTag(cluster: boolean, payerId: string): string {
+  if (!cluster) return '';
+  // FNV-1a: stable across processes and versions (the tag is part of stored keys).
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < payerId.length; i++) hash = Math.imul(hash ^ payerId.charCodeAt(i), 0x01000193);
+  return `{m${(hash >>> 0) % CLUSTER_SHARDS}}`;
+}
+
+type PoolRedis = GcraRedis & {
   svcHeartbeat(numKeys: number, ...args: (string | number)[]): Promise<number>;
   svcDeadInstances(numKeys: number, ...args: (string | number)[]): Promise<string[]>;
   svcAdmit(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
@@ -138,8 +158,9 @@ type PoolRedis = Redis & {
   svcRaise(numKeys: number, ...args: (string | number)[]): Promise<number>;
 };
 
-export function poolKey(payerId: string, cls: ModelClass, windowKey: string): string {
-  return `pool:${payerId}:${cls}:${windowKey}`;
+/** A pool counter's key; `tag` is the payer's `shardTag` ('' on a single Redis). */
+export function poolKey(payerId: string, cls: ModelClass, windowKey: string, tag = ''): string {
+  return `pool:${payerId}:${cls}:${windowKey}${tag}`;
 }
 
 /** Present while the pools are reconciled against the ledger (see the top of this file). */
@@ -151,10 +172,15 @@ export class RedisPoolStore implements PoolStore {
   #reconciling: Promise<void> | null = null;
   /** This instance: its reservations are listed in `res:inst:<id>`, its heartbeat in `instances`. */
   readonly #instanceId: string;
+  readonly #cluster: boolean;
+  /** Every shard's tag: [''] on a single Redis. */
+  readonly #shards: string[];
 
-  constructor(redis: Redis, instanceId: string) {
+  constructor(redis: RedisClient, instanceId: string) {
     this.#instanceId = instanceId;
-    this.#redis = redis as PoolRedis;
+    this.#cluster = redis.isCluster;
+    this.#shards = this.#cluster ? Array.from({ length: CLUSTER_SHARDS }, (_, n) => `{m${n}}`) : [''];
+    this.#redis = withGcraScripts(redis) as PoolRedis;
     this.#redis.defineCommand('svcHeartbeat', { lua: heartbeatScript });
     this.#redis.defineCommand('svcDeadInstances', { lua: deadInstancesScript });
     this.#redis.defineCommand('svcAdmit', { lua: admitScript });
@@ -186,7 +212,7 @@ export class RedisPoolStore implements PoolStore {
       floors.map((floor) =>
         this.#redis.svcRaise(
           3,
-          ...poolWindows.map((window) => poolKey(floor.payerId, floor.class, windows[window].key)),
+          ...poolWindows.map((window) => poolKey(floor.payerId, floor.class, windows[window].key, this.#tag(floor.payerId))),
           ...poolWindows.map((window) => floor.billed[window]),
           ...expiries,
         ),
@@ -197,14 +223,37 @@ export class RedisPoolStore implements PoolStore {
   }
 
   async admit(request: AdmissionRequest): Promise<Admission> {
-    const { payerId, windows, rateRules } = request;
+    const { payerId } = request;
+    const tag = this.#tag(payerId);
+    if (!this.#cluster) return this.#admit(request, request.rateRules, tag, null);
+    // On a cluster the rules outside the payer's slot (per IP) are checked first, on their own slots; the
+    // script then checks the payer's own rules and reserves. Refused there by a rate limit: those are given back.
+    const own = request.rateRules.filter((rule) => rule.scope === 'payer');
+    const other = request.rateRules.filter((rule) => rule.scope !== 'payer');
+    if (other.length === 0) return this.#admit(request, own, tag, null);
+    const outside = await hitEachRule(this.#redis, other, 1, (rule) => `rl:${rule.key}`);
+    if (!outside.allowed) return { ok: false, reason: 'rate_limited', rate: outside };
+    let admission: Admission;
+    try {
+      admission = await this.#admit(request, own, tag, outside);
+    } catch (error) {
+      await refundRules(this.#redis, other, 1, (rule) => `rl:${rule.key}`);
+      throw error;
+    }
+    if (!admission.ok && admission.reason === 'rate_limited') await refundRules(this.#redis, other, 1, (rule) => `rl:${rule.key}`);
+    return admission;
+  }
+
+  /** The admission script with these rules (all in the payer's slot on a cluster); `outside`: the other rules' decision. */
+  async #admit(request: AdmissionRequest, rateRules: readonly RateRule[], tag: string, outside: RateDecision | null): Promise<Admission> {
+    const { payerId, windows } = request;
     const n = rateRules.length;
     const args: (string | number)[] = [];
-    for (const rule of rateRules) args.push(`rl:${rule.key}`);
-    const day = poolKey(payerId, request.class, windows.day.key);
-    const week = poolKey(payerId, request.class, windows.week.key);
-    const month = poolKey(payerId, request.class, windows.month.key);
-    args.push(`streams:${payerId}`, day, week, month, `res:${request.requestId}`, 'res:index', `res:inst:${this.#instanceId}`);
+    for (const rule of rateRules) args.push(rule.scope === 'payer' ? `rl:${rule.key}${tag}` : `rl:${rule.key}`);
+    const day = poolKey(payerId, request.class, windows.day.key, tag);
+    const week = poolKey(payerId, request.class, windows.week.key, tag);
+    const month = poolKey(payerId, request.class, windows.month.key, tag);
+    args.push(`streams:${payerId}${tag}`, day, week, month, `res:${request.requestId}${tag}`, `res:index${tag}`, `res:inst:${this.#instanceId}${tag}`);
     args.push(n);
     for (const rule of rateRules) {
       const { emissionMs, toleranceMs } = gcraParams(rule);
@@ -232,8 +281,10 @@ export class RedisPoolStore implements PoolStore {
       if (result[0] === 4) throw new Error('the pools are not reconciled against the ledger yet');
     }
     switch (result[0]) {
-      case 0:
-        return { ok: true, rate: { allowed: true, rule: rateRules[result[1]! - 1]!, remaining: result[2]!, resetMs: result[3]!, retryAfterMs: 0 } };
+      case 0: {
+        const rate: RateDecision = n === 0 ? outside! : { allowed: true, rule: rateRules[result[1]! - 1]!, remaining: result[2]!, resetMs: result[3]!, retryAfterMs: 0 };
+        return { ok: true, rate: outside && outside.remaining < rate.remaining ? outside : rate };
+      }
       case 1:
         return {
           ok: false,
@@ -249,16 +300,41 @@ export class RedisPoolStore implements PoolStore {
 
   async settle(items: readonly { ref: ReservationRef; costMicros: Micros }[]): Promise<boolean[]> {
     if (items.length === 0) return [];
-    const keys: string[] = [];
-    const args: (string | number)[] = [];
-    for (const { ref, costMicros } of items) this.#settleArgs(keys, args, ref.requestId, ref.payerId, ref.class, ref.windows, costMicros, this.#instanceId);
-    const existed = await this.#redis.svcSettle(keys.length, ...keys, ...args);
-    return existed.map((flag) => flag === 1);
+    // One script per shard (one on a single Redis): a script's keys must share a slot.
+    const groups = new Map<string, number[]>();
+    items.forEach(({ ref }, i) => {
+      const tag = this.#tag(ref.payerId);
+      const group = groups.get(tag);
+      if (group) group.push(i);
+      else groups.set(tag, [i]);
+    });
+    const out: boolean[] = new Array<boolean>(items.length);
+    await Promise.all(
+      [...groups].map(async ([tag, indexes]) => {
+        const keys: string[] = [];
+        const args: (string | number)[] = [];
+        for (const i of indexes) {
+          const { ref, costMicros } = items[i]!;
+          this.#settleArgs(keys, args, ref.requestId, ref.payerId, ref.class, ref.windows, costMicros, this.#instanceId, tag);
+        }
+        const existed = await this.#redis.svcSettle(keys.length, ...keys, ...args);
+        indexes.forEach((i, j) => (out[i] = existed[j] === 1));
+      }),
+    );
+    return out;
   }
 
   async expired(now: number, limit: number): Promise<ExpiredReservation[]> {
-    const ids = await this.#redis.zrangebyscore('res:index', '-inf', now, 'LIMIT', 0, limit);
-    return this.#load(ids, (id) => this.#redis.zrem('res:index', id));
+    // Every shard's index at once (auto-pipelined: one write per node), then the records of the first `limit`.
+    const perShard = await Promise.all(this.#shards.map((tag) => this.#redis.zrangebyscore(`res:index${tag}`, '-inf', now, 'LIMIT', 0, limit)));
+    const out: ExpiredReservation[] = [];
+    for (const [s, ids] of perShard.entries()) {
+      if (ids.length === 0) continue;
+      const tag = this.#shards[s]!;
+      out.push(...(await this.#load(ids.slice(0, limit - out.length), tag, (id) => this.#redis.zrem(`res:index${tag}`, id))));
+      if (out.length >= limit) break;
+    }
+    return out;
   }
 
   async heartbeat(): Promise<boolean> {
@@ -268,14 +344,16 @@ export class RedisPoolStore implements PoolStore {
   async orphaned(limit: number): Promise<ExpiredReservation[]> {
     const dead = (await this.#redis.svcDeadInstances(1, 'instances', DEAD_AFTER_MS)).filter((id) => id !== this.#instanceId);
     for (const instance of dead) {
-      const set = `res:inst:${instance}`;
-      const ids = await this.#redis.srandmember(set, limit);
-      if (ids.length === 0) {
+      const sets = this.#shards.map((tag) => `res:inst:${instance}${tag}`);
+      const perShard = await Promise.all(sets.map((set) => this.#redis.srandmember(set, limit)));
+      const s = perShard.findIndex((ids) => ids.length > 0);
+      if (s === -1) {
         // Everything it held is settled: forget the instance.
-        await this.#redis.multi().zrem('instances', instance).del(set).exec();
+        if (this.#cluster) await Promise.all([this.#redis.zrem('instances', instance), ...sets.map((set) => this.#redis.del(set))]);
+        else await this.#redis.multi().zrem('instances', instance).del(sets[0]!).exec();
         continue;
       }
-      return this.#load(ids, (id) => this.#redis.srem(set, id));
+      return this.#load(perShard[s]!, this.#shards[s]!, (id) => this.#redis.srem(sets[s]!, id));
     }
     return [];
   }
@@ -285,9 +363,9 @@ export class RedisPoolStore implements PoolStore {
   }
 
   /** Reservation records and checkpoints of these turns; ids whose record is gone are dropped from their index. */
-  async #load(ids: string[], drop: (id: string) => Promise<unknown>): Promise<ExpiredReservation[]> {
+  async #load(ids: string[], tag: string, drop: (id: string) => Promise<unknown>): Promise<ExpiredReservation[]> {
     if (ids.length === 0) return [];
-    const [records, checkpoints] = await Promise.all([this.#redis.mget(ids.map((id) => `res:${id}`)), this.#redis.mget(ids.map((id) => `ckpt:${id}`))]);
+    const [records, checkpoints] = await Promise.all([this.#redis.mget(ids.map((id) => `res:${id}${tag}`)), this.#redis.mget(ids.map((id) => `ckpt:${id}${tag}`))]);
     const out: ExpiredReservation[] = [];
     ids.forEach((requestId, i) => {
       const record = records[i];
@@ -304,6 +382,11 @@ export class RedisPoolStore implements PoolStore {
 
   async checkpoint(items: readonly { ref: ReservationRef; entry: LedgerEntry }[]): Promise<void> {
     if (items.length === 0) return;
+    if (this.#cluster) {
+      // A cluster pipeline must stay on one node: one SET each instead (auto-pipelined per node).
+      await Promise.all(items.map(({ ref, entry }) => this.#redis.set(`ckpt:${ref.requestId}${this.#tag(ref.payerId)}`, JSON.stringify(entry), 'PX', CHECKPOINT_TTL_MS)));
+      return;
+    }
     const pipeline = this.#redis.pipeline();
     for (const { ref, entry } of items) pipeline.set(`ckpt:${ref.requestId}`, JSON.stringify(entry), 'PX', CHECKPOINT_TTL_MS);
     const results = await pipeline.exec();
@@ -311,10 +394,12 @@ export class RedisPoolStore implements PoolStore {
     if (failed) throw failed[0];
   }
 
-  async settleExpired(requestId: string, costMicros: Micros): Promise<boolean> {
-    const record = await this.#redis.get(`res:${requestId}`);
+  async settleExpired(requestId: string, costMicros: Micros, payerId?: string): Promise<boolean> {
+    if (this.#cluster && payerId === undefined) throw new Error('settleExpired needs the payer on a Redis Cluster');
+    const tag = this.#tag(payerId ?? '');
+    const record = await this.#redis.get(`res:${requestId}${tag}`);
     if (!record) return false;
-    const [, payerId, cls, day, week, month, , owner] = record.split('|') as [string, string, ModelClass, string, string, string, string, string | undefined];
+    const [, payer, cls, day, week, month, , owner] = record.split('|') as [string, string, ModelClass, string, string, string, string, string | undefined];
     const windows = {
       day: { key: day, resetsAt: new Date(0) },
       week: { key: week, resetsAt: new Date(0) },
@@ -322,14 +407,15 @@ export class RedisPoolStore implements PoolStore {
     } as unknown as CurrentWindows;
     const keys: string[] = [];
     const args: (string | number)[] = [];
-    this.#settleArgs(keys, args, requestId, payerId, cls, windows, costMicros, owner ?? this.#instanceId);
+    this.#settleArgs(keys, args, requestId, payer, cls, windows, costMicros, owner ?? this.#instanceId, tag);
     const [existed] = await this.#redis.svcSettle(keys.length, ...keys, ...args);
     return existed === 1;
   }
 
   async read(payerId: string, windows: CurrentWindows): Promise<PoolUsage[]> {
     const slots = modelClasses.flatMap((cls) => poolWindows.map((window) => ({ cls, window })));
-    const values = await this.#redis.mget(slots.map(({ cls, window }) => poolKey(payerId, cls, windows[window].key)));
+    const tag = this.#tag(payerId);
+    const values = await this.#redis.mget(slots.map(({ cls, window }) => poolKey(payerId, cls, windows[window].key, tag)));
     return slots.map(({ cls, window }, i) => ({ class: cls, window, usedMicros: Math.max(0, Number(values[i] ?? 0)) }));
   }
 
@@ -342,16 +428,17 @@ export class RedisPoolStore implements PoolStore {
     windows: CurrentWindows,
     costMicros: Micros,
     owner: string,
+    tag: string,
   ): void {
     keys.push(
-      `res:${requestId}`,
-      'res:index',
-      poolKey(payerId, cls, windows.day.key),
-      poolKey(payerId, cls, windows.week.key),
-      poolKey(payerId, cls, windows.month.key),
-      `streams:${payerId}`,
-      `ckpt:${requestId}`,
-      `res:inst:${owner}`,
+      `res:${requestId}${tag}`,
+      `res:index${tag}`,
+      poolKey(payerId, cls, windows.day.key, tag),
+      poolKey(payerId, cls, windows.week.key, tag),
+      poolKey(payerId, cls, windows.month.key, tag),
+      `streams:${payerId}${tag}`,
+      `ckpt:${requestId}${tag}`,
+      `res:inst:${owner}${tag}`,
     );
     args.push(
       requestId,
@@ -360,5 +447,9 @@ export class RedisPoolStore implements PoolStore {
       windows.week.resetsAt.getTime() + POOL_KEY_SLACK_MS,
       windows.month.resetsAt.getTime() + POOL_KEY_SLACK_MS,
     );
+  }
+
+  #tag(payerId: string): string {
+    return shardTag(this.#cluster, payerId);
   }
 }

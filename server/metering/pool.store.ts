@@ -88,7 +88,7 @@ export interface PoolStore {
   /** This instance is shutting down cleanly (after settling everything it held). */
   leave(): Promise<void>;
   /** Settles an expired reservation to `costMicros`; false when another sweeper or the owner got there first. */
-  settleExpired(requestId: string, costMicros: Micros): Promise<boolean>;
+  settleExpired(requestId: string, costMicros: Micros, payerId?: string): Promise<boolean>;
   /** Used micros of the current windows (reservations included), for every class. */
   read(payerId: string, windows: CurrentWindows): Promise<PoolUsage[]>;
   /**

@@ -111,7 +111,7 @@ export class Sweeper {
       // reservation, which the next sweep settles to that row's cost. Two sweepers racing write one row and
       // only the one that claims the reservation moves the pools.
       if (entry) await insertLedgerRows(this.#db, this.#currency, [entry]);
-      const claimed = await this.#store.settleExpired(reservation.requestId, written ?? entry!.costMicros);
+      const claimed = await this.#store.settleExpired(reservation.requestId, written ?? entry!.costMicros, reservation.payerId);
       if (claimed && entry) abandoned.push(entry);
     }
     if (abandoned.length > 0) {

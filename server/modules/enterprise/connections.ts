@@ -7,7 +7,7 @@
  * upsert (`first_seen_at` the earliest, `last_seen_at` the latest, `request_count` added); then
  * `organisationConnectionsChanged` is published for the organisations touched, on every instance.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../infra/redis.ts';
 import type { Database } from '../../db/orm.ts';
 import type { EnterpriseEvents } from './enterprise.events.ts';
 
@@ -22,9 +22,11 @@ interface Pending {
 
 export const CONNECTION_FLUSH_MS = 500;
 
-const countsKey = 'enterprise:connections:count';
-const firstKey = 'enterprise:connections:first';
-const lastKey = 'enterprise:connections:last';
+/** The three hashes one script reads and writes together: on a Redis Cluster they share a hash tag (one slot). */
+function connectionKeys(cluster: boolean): [count: string, first: string, last: string] {
+  const base = cluster ? '{enterprise:connections}' : 'enterprise:connections';
+  return [`${base}:count`, `${base}:first`, `${base}:last`];
+}
 
 /** Adds `count` requests seen between `first` and `last` (epoch ms) for one field. */
 const addScript = `
@@ -42,7 +44,7 @@ local result = {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), 
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 return result`;
 
-type ConnectionRedis = Redis & {
+type ConnectionRedis = RedisClient & {
   svcConnectionAdd(numKeys: number, ...args: (string | number)[]): Promise<number>;
   svcConnectionTake(numKeys: number, ...args: string[]): Promise<[string[], string[], string[]] | []>;
 };
@@ -50,6 +52,7 @@ type ConnectionRedis = Redis & {
 export class ConnectionRecorder {
   readonly #db: Database;
   readonly #redis: ConnectionRedis | null;
+  readonly #keys: [string, string, string];
   readonly #events: EnterpriseEvents;
   readonly #onError: (error: unknown) => void;
   #pending = new Map<string, Pending>();
@@ -59,8 +62,9 @@ export class ConnectionRecorder {
   #flushing: Promise<void> = Promise.resolve();
   #closed = false;
 
-  constructor(db: Database, redis: Redis | null, events: EnterpriseEvents, onError: (error: unknown) => void) {
+  constructor(db: Database, redis: RedisClient | null, events: EnterpriseEvents, onError: (error: unknown) => void) {
     this.#db = db;
+    this.#keys = connectionKeys(redis?.isCluster ?? false);
     this.#events = events;
     this.#onError = onError;
     this.#redis = redis as ConnectionRedis | null;
@@ -76,7 +80,7 @@ export class ConnectionRecorder {
 
   record(keyId: string, organisationId: string, ip: string, at = Date.now()): void {
     if (this.#redis && !this.#closed) {
-      this.#redis.svcConnectionAdd(3, countsKey, firstKey, lastKey, field(keyId, organisationId, ip), 1, at, at).catch(() => this.#remember({ keyId, organisationId, ip, first: at, last: at, count: 1 }));
+      this.#redis.svcConnectionAdd(3, ...this.#keys, field(keyId, organisationId, ip), 1, at, at).catch(() => this.#remember({ keyId, organisationId, ip, first: at, last: at, count: 1 }));
     } else {
       this.#remember({ keyId, organisationId, ip, first: at, last: at, count: 1 });
     }
@@ -116,7 +120,7 @@ export class ConnectionRecorder {
     if (!this.#redis) return batch;
     let taken: [string[], string[], string[]] | [];
     try {
-      taken = await this.#redis.svcConnectionTake(3, countsKey, firstKey, lastKey);
+      taken = await this.#redis.svcConnectionTake(3, ...this.#keys);
     } catch (error) {
       // Redis is away: what this instance counted in memory meanwhile is still written.
       this.#onError(error);

@@ -6,7 +6,7 @@
  * (bounded). Every key carries the payer's id: one payer can never read another's conversation, whatever
  * id it sends.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../infra/redis.ts';
 import type { ChatMessage } from './chat.validate.ts';
 
 /** In-memory entries kept at most (single-instance mode); the oldest go first. */
@@ -20,11 +20,11 @@ export interface LoadedConversation {
 }
 
 export class ResponseStore {
-  readonly #redis: Redis | null;
+  readonly #redis: RedisClient | null;
   readonly #ttlSeconds: number;
   readonly #memory = new Map<string, { json: string; expiresAt: number }>();
 
-  constructor(redis: Redis | null, retentionSeconds: number) {
+  constructor(redis: RedisClient | null, retentionSeconds: number) {
     this.#redis = redis;
     this.#ttlSeconds = retentionSeconds;
   }
@@ -76,6 +76,11 @@ export class ResponseStore {
   }
 
   async #get(keys: string[]): Promise<(string | null)[]> {
+    if (this.#redis?.isCluster) {
+      // Keys of different ids hash to different slots: one GET each (auto-pipelined into one write per node).
+      const redis = this.#redis;
+      return Promise.all(keys.map((key) => redis.get(key)));
+    }
     if (this.#redis) return this.#redis.mget(keys);
     const now = Date.now();
     return keys.map((key) => {

@@ -12,6 +12,12 @@ export interface RateRule {
   periodMs: number;
   /** Requests allowed back to back; default `limit`. */
   burst?: number;
+  /**
+   * `payer`: the key belongs to the admitted payer (its account or one of its credentials), so on a Redis
+   * Cluster it carries the payer's hash tag and is checked in the admission script itself; other keys (an
+   * IP) are checked on their own slot just before.
+   */
+  scope?: 'payer';
 }
 
 export interface RateDecision {

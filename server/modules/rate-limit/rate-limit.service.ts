@@ -6,29 +6,33 @@
  *   const decision = await services.rateLimits.assert([{ key: `device-start:ip:${ip}`, limit: 10, periodMs: 60_000 }]);
  *   // throws 429 rate_limited with Retry-After and x-ratelimit-* when any rule is exhausted
  */
-import type { Redis } from 'ioredis';
 import { AppError, bilingual, type Bilingual } from '../../errors/app-error.ts';
 import type { RedisLayer } from '../../infra/redis.ts';
-import { gcraParams, LocalGcra, rateLimitScript, type RateDecision, type RateRule } from './gcra.ts';
+import { hitEachRule, withGcraScripts, type GcraRedis } from './gcra.cluster.ts';
+import { gcraParams, LocalGcra, type RateDecision, type RateRule } from './gcra.ts';
 
 export type { RateDecision, RateRule } from './gcra.ts';
 
-type LimiterRedis = Redis & { svcRateLimit(numKeys: number, ...args: (string | number)[]): Promise<number[]> };
-
 export class RateLimiter {
-  readonly #redis: LimiterRedis | null;
+  readonly #redis: GcraRedis | null;
   readonly #local = new LocalGcra();
 
   constructor(layer: RedisLayer) {
-    this.#redis = layer.redis as LimiterRedis | null;
-    // defineCommand: EVALSHA with a transparent EVAL fallback when the script cache is empty.
-    this.#redis?.defineCommand('svcRateLimit', { lua: rateLimitScript });
+    this.#redis = layer.redis ? withGcraScripts(layer.redis) : null;
   }
 
   /** Counts one request against every rule, all or nothing. Denied requests are not counted. */
   async hit(rules: readonly RateRule[], cost = 1): Promise<RateDecision> {
     if (rules.length === 0) throw new Error('RateLimiter.hit needs at least one rule');
     if (!this.#redis) return this.#local.check(rules, Date.now(), cost);
+    if (this.#redis.isCluster && rules.length > 1) {
+      // The rules' keys live in different slots: each checked on its own, all or nothing (gcra.cluster.ts).
+      try {
+        return await hitEachRule(this.#redis, rules, cost, (rule) => `rl:${rule.key}`);
+      } catch (error) {
+        throw new AppError('service_unavailable', 'Rate limiting is unavailable; try again shortly.', { stage: 'rate_limit', cause: error });
+      }
+    }
     const args: (string | number)[] = rules.map((rule) => `rl:${rule.key}`);
     for (const rule of rules) {
       const { emissionMs, toleranceMs } = gcraParams(rule);

@@ -3,8 +3,7 @@
  * instance shares it (keys under the configured prefix, which ioredis prepends), in process otherwise.
  * Values are the serialised `svc.search.v1`, so a hit can never alias an object a caller mutated.
  */
-import type { Redis } from 'ioredis';
-import type { RedisLayer } from '../../infra/redis.ts';
+import type { RedisClient, RedisLayer } from '../../infra/redis.ts';
 
 export interface SearchCache {
   get(key: string): Promise<string | null>;
@@ -19,9 +18,9 @@ export function searchCacheFor(layer: RedisLayer): SearchCache {
 }
 
 class RedisSearchCache implements SearchCache {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
 
-  constructor(redis: Redis) {
+  constructor(redis: RedisClient) {
     this.#redis = redis;
   }
 
