@@ -138,6 +138,63 @@ export async function closedLoop(target: Target, body: string, connections: numb
   return { rps: ok / (durationMs / 1000), ok, errors };
 }
 
+/**
+ * S3 over several instances of one system (`--instances=N`): the same closed loop, each request sent to
+ * the next target in turn (a round-robin in the generator itself, no proxy in between). Counts per target.
+ */
+export async function closedLoopRoundRobin(
+  targets: readonly Target[],
+  body: string,
+  connections: number,
+  durationMs: number,
+): Promise<{ rps: number; ok: number; errors: number; perTarget: { rps: number; ok: number; errors: number }[] }> {
+  const perConnection = Math.max(1, Math.ceil(connections / targets.length));
+  const pools = targets.map((target) => new Pool(target.origin, { connections: perConnection, pipelining: 1, keepAliveTimeout: 60_000 }));
+  const perTarget = targets.map(() => ({ ok: 0, errors: 0 }));
+  let next = 0;
+  const start = now();
+  const deadline = start + BigInt(durationMs) * 1_000_000n;
+  const once = (index: number) =>
+    new Promise<number>((resolve) => {
+      let status = 0;
+      const target = targets[index]!;
+      pools[index]!.dispatch(
+        { method: 'POST', path: target.path, headers: target.headers, body },
+        {
+          onConnect() {},
+          onHeaders(statusCode: number) {
+            status = statusCode;
+            return true;
+          },
+          onData() {
+            return true;
+          },
+          onComplete() {
+            resolve(status);
+          },
+          onError() {
+            resolve(0);
+          },
+        },
+      );
+    });
+  const worker = async () => {
+    while (now() < deadline) {
+      const index = next++ % targets.length;
+      const status = await once(index);
+      if (status === 200) {
+        if (now() <= deadline) perTarget[index]!.ok++;
+      } else perTarget[index]!.errors++;
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  await Promise.all(pools.map((pool) => pool.close()));
+  const seconds = durationMs / 1000;
+  const ok = perTarget.reduce((sum, t) => sum + t.ok, 0);
+  const errors = perTarget.reduce((sum, t) => sum + t.errors, 0);
+  return { rps: ok / seconds, ok, errors, perTarget: perTarget.map((t) => ({ ...t, rps: t.ok / seconds })) };
+}
+
 /** S3 with autocannon instead (`--autocannon`): it cuts requests in flight at the end, so the ledger check then reports those as client disconnects. */
 export async function closedLoopAutocannon(target: Target, body: string, connections: number, durationMs: number): Promise<{ rps: number; ok: number; errors: number }> {
   const result = await autocannon({

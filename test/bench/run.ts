@@ -2,6 +2,8 @@
  * `npm run bench [-- --quick] [-- --systems=direct,passthrough,portkey,svc] [-- --rounds=N] [-- --profile]
  *   [-- --scenarios=s1,s2,s3,s4,s5] [-- --autocannon] [-- --svc-log-level=warn] [-- --svc-node-flags='--max-semi-space-size=8']`
  * (`--profile` writes a V8 CPU profile of svc to bench-results/<timestamp>-profile/.)
+ * Another mode, on its own:
+ *   `--instances=N` or `--instances=1,2,4` [`--duration=8s`]: N svc processes on one database and Redis (scale.ts);
  *
  * Starts the scripted upstream and every system under test as pinned child processes, runs the
  * scenarios in interleaved rounds (every system once per scenario per round, in a rotating order),
@@ -10,13 +12,14 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { LOAD_CORE, ROOT, directSystem, startPassthrough, startPortkey, startUpstream, type System, type Upstream, type UpstreamStats } from './systems.ts';
+import { LOAD_CORE, ROOT, directSystem, quietStats, startPassthrough, startPortkey, startUpstream, type System, type Upstream, type UpstreamStats } from './systems.ts';
 import { hasTaskset, pinSelf } from './procs.ts';
 import { machine, printTable, printTargets, summarise, targets, type Rounds, type SystemName } from './report.ts';
 import { fullParams, openStreamsScenario, quickParams, scenarios, type Scenario } from './scenarios.ts';
 import { startSvc, type SvcSystem } from './svc.ts';
 import { printSearch, searchScenario } from './search.ts';
 import { startScriptedSearxng } from '../fixtures/scripted-searxng.ts';
+import { runScale, scaleOutFile } from './scale.ts';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -35,6 +38,36 @@ const outDir = resolve(ROOT, 'bench-results');
 mkdirSync(outDir, { recursive: true });
 const logOf = (name: string) => resolve(outDir, `${stamp}-${name}.log`);
 const say = (text: string) => process.stdout.write(`${text}\n`);
+
+const instancesArg = args.find((a) => a.startsWith('--instances='))?.slice('--instances='.length);
+if (instancesArg !== undefined) {
+  const info = machine();
+  say(`bench: instances ${instancesArg}${quick ? ' (quick)' : ''}; ${info.nproc} cores (${info.cpu}), Node ${info.node}, load ${info.loadavg.join(' ')}`);
+  pinSelf(LOAD_CORE);
+  const upstream = await startUpstream(logOf('upstream'));
+  const svcOptions = { ...(svcLogLevel ? { logLevel: svcLogLevel } : {}), ...(svcNodeFlags ? { nodeFlags: svcNodeFlags.split(' ') } : {}) };
+  let passed: boolean;
+  try {
+    const counts = instancesArg.split(',').map((n) => Number(n));
+    if (counts.some((n) => !Number.isInteger(n) || n < 1 || n > 64)) throw new Error(`bench: --instances wants whole numbers from 1 to 64, such as 2 or 1,2,4; not ${instancesArg}`);
+    const duration = args.find((a) => a.startsWith('--duration='))?.slice('--duration='.length);
+    passed = await runScale({
+      counts,
+      quick,
+      rounds: Number(args.find((a) => a.startsWith('--rounds='))?.slice('--rounds='.length) ?? (quick ? 1 : 3)),
+      connections: params.s3.connections,
+      durationMs: duration ? Number(duration.replace(/s$/, '')) * 1000 : params.s3.durationMs,
+      upstream,
+      outFile: scaleOutFile(outDir, stamp),
+      logOf,
+      svc: svcOptions,
+      say,
+    });
+  } finally {
+    await upstream.stop();
+  }
+  process.exit(passed ? 0 : 1);
+}
 
 const startedAt = Date.now();
 const machineBefore = machine();
@@ -146,17 +179,6 @@ try {
   for (const system of systems.reverse()) await system.stop().catch(() => undefined);
   await upstream.stop();
   await searxng.close();
-}
-
-async function quietStats(upstream: Upstream): Promise<UpstreamStats> {
-  let last = await upstream.stats();
-  for (let i = 0; i < 100; i++) {
-    await new Promise((r) => setTimeout(r, 300));
-    const next = await upstream.stats();
-    if (next.requests === last.requests && next.completionTokens === last.completionTokens) return next;
-    last = next;
-  }
-  return last;
 }
 
 function addDelta(into: UpstreamStats, before: UpstreamStats, after: UpstreamStats): void {

@@ -6,6 +6,7 @@
  * stays in the child's outbox); it signs in and mints a personal key over HTTP, as a real user would.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { cpus } from 'node:os';
 import { rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
@@ -13,8 +14,8 @@ import pg from 'pg';
 import { stringify } from 'yaml';
 import { defaultPlans } from '../../server/config/catalogue.ts';
 import { hashPassword } from '../../server/modules/account/password.ts';
-import { freePort, spawnPinned, waitForPort } from './procs.ts';
-import { ROOT, SUT_CORE, type System, type Upstream, type UpstreamStats } from './systems.ts';
+import { freePort, spawnPinned, waitForPort, type Child } from './procs.ts';
+import { LOAD_CORE, ROOT, SUT_CORE, type System, type Upstream, type UpstreamStats } from './systems.ts';
 
 const PG_ADMIN = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -66,6 +67,36 @@ export interface SvcOptions {
 const SERVER_NODE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=50'];
 
 export async function startSvc(upstream: Upstream, log: string, options: SvcOptions = {}): Promise<SvcSystem> {
+  const group = await startSvcGroup(upstream, 1, () => log, options);
+  const instance = group.instances[0]!;
+  return {
+    name: 'svc',
+    pid: instance.pid,
+    origin: instance.origin,
+    headers: group.headers,
+    target: () => ({ origin: instance.origin, path: '/v1/chat/completions', headers: group.headers }),
+    stop: group.stop,
+    ledgerCheck: group.ledgerCheck,
+    ledgerRows: group.ledgerRows,
+  };
+}
+
+/** N svc processes sharing one database, one Redis (one key prefix) and one member's key. */
+export interface SvcGroup {
+  instances: { origin: string; pid: number }[];
+  headers: Record<string, string>;
+  ledgerCheck(emitted: UpstreamStats): Promise<LedgerCheck>;
+  ledgerRows(expected: number): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `count` svc processes against one PostgreSQL database and one Redis key prefix (the first one
+ * migrates the database; the others start once it listens). Each is pinned to a core of its own when the
+ * machine has cores to spare for them, else they share the system-under-test core. `env` is added to
+ * every instance's environment (e.g. `SVC_SOAK_SAMPLE=1`).
+ */
+export async function startSvcGroup(upstream: Upstream, count: number, logOf: (index: number) => string, options: SvcOptions & { env?: Record<string, string> } = {}): Promise<SvcGroup> {
   const id = randomBytes(4).toString('hex');
   const database = `svc_bench_${id}`;
   const prefix = `svc_bench_${id}:`;
@@ -76,41 +107,48 @@ export async function startSvc(upstream: Upstream, log: string, options: SvcOpti
   const databaseUrl = Object.assign(new URL(PG_ADMIN), { pathname: `/${database}` }).toString();
   writeFileSync(configPath, stringify(benchConfig(prefix, options.logLevel)));
 
-  const port = await freePort();
-  const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
-  const child = spawnPinned('svc', process.execPath, [...profile, ...SERVER_NODE_FLAGS, ...(options.nodeFlags ?? []), resolve(ROOT, 'server/main.ts')], {
-    core: SUT_CORE,
-    log,
-    cwd: ROOT,
-    env: { PORT: String(port), DATABASE_URL: databaseUrl, REDIS_URL, SVC_UPSTREAM_URL: `${upstream.origin}/v1`, SVC_CONFIG: configPath, ...(options.searchUrl ? { SVC_SEARCH_URL: options.searchUrl } : {}) },
-  });
+  const children: Child[] = [];
+  const instances: { origin: string; pid: number }[] = [];
+  const cores = sutCores();
+  const spawnOne = async (index: number) => {
+    const port = await freePort();
+    const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
+    const child = spawnPinned(count === 1 ? 'svc' : `svc #${index + 1}`, process.execPath, [...profile, ...SERVER_NODE_FLAGS, ...(options.nodeFlags ?? []), resolve(ROOT, 'server/main.ts')], {
+      core: cores[index % cores.length],
+      log: logOf(index),
+      cwd: ROOT,
+      env: { PORT: String(port), DATABASE_URL: databaseUrl, REDIS_URL, SVC_UPSTREAM_URL: `${upstream.origin}/v1`, SVC_CONFIG: configPath, ...(options.searchUrl ? { SVC_SEARCH_URL: options.searchUrl } : {}), ...options.env },
+    });
+    children.push(child);
+    await waitForPort(port, child, 60_000);
+    instances[index] = { origin: `http://127.0.0.1:${port}`, pid: child.pid };
+  };
   let db: pg.Client | undefined;
   const stop = async () => {
     await db?.end();
-    await child.stop(10_000);
+    await Promise.all(children.map((child) => child.stop(10_000)));
     await admin.query(`drop database if exists "${database}" with (force)`);
     await admin.end();
     await deleteKeys(prefix);
     rmSync(configPath, { force: true });
   };
   try {
-    await waitForPort(port, child, 60_000);
-    const origin = `http://127.0.0.1:${port}`;
+    // The first instance migrates the database; the others would race it.
+    await spawnOne(0);
+    await Promise.all(Array.from({ length: count - 1 }, (_, i) => spawnOne(i + 1)));
+    const origin = instances[0]!.origin;
     const key = await signUpAndMintKey(origin, databaseUrl, `bench-${id}@example.com`);
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
-    // The smoke request is billed too, so its upstream tokens join the ones the runner counts.
+    // The smoke requests are billed too, so their upstream tokens join the ones the runner counts.
     const before = await upstream.stats();
-    await smokeTest(origin, headers);
+    for (const instance of instances) await smokeTest(instance.origin, headers);
     const smoke = delta(before, await upstream.stats());
     db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();
     const ledgerDb = db;
     return {
-      name: 'svc',
-      pid: child.pid,
-      origin,
+      instances,
       headers,
-      target: () => ({ origin, path: '/v1/chat/completions', headers }),
       stop,
       ledgerCheck: (emitted) => ledgerCheck(ledgerDb, sum(emitted, smoke)),
       ledgerRows: async (expected) => (await settledRows(ledgerDb, expected + smoke.requests)) - smoke.requests,
@@ -119,6 +157,12 @@ export async function startSvc(upstream: Upstream, log: string, options: SvcOpti
     await stop().catch(() => undefined);
     throw error;
   }
+}
+
+/** Cores for svc processes: every core but the load generator's, or the one SUT core on a 2-core machine. */
+function sutCores(): number[] {
+  const all = Array.from({ length: cpus().length }, (_, i) => i).filter((core) => core !== LOAD_CORE);
+  return all.length > 0 ? all : [SUT_CORE];
 }
 
 function delta(before: UpstreamStats, after: UpstreamStats): UpstreamStats {

@@ -118,3 +118,15 @@ export async function startPortkey(upstream: Upstream, log: string): Promise<Sys
     stop: () => child.stop(),
   };
 }
+
+/** Upstream counters once they stop moving (an overloaded system keeps forwarding requests its clients gave up on). */
+export async function quietStats(upstream: Upstream): Promise<UpstreamStats> {
+  let last = await upstream.stats();
+  for (let i = 0; i < 100; i++) {
+    await new Promise((r) => setTimeout(r, 300));
+    const next = await upstream.stats();
+    if (next.requests === last.requests && next.completionTokens === last.completionTokens) return next;
+    last = next;
+  }
+  return last;
+}

@@ -1,0 +1,115 @@
+/**
+ * `npm run bench -- --instances=N` (or `--instances=1,2,4`): the scale-out number. For each N, N svc
+ * processes share one PostgreSQL database and one Redis (one key prefix, one member and key); the load
+ * generator runs S3's closed loop (64 connections, the 1.2 KB request) with a round-robin of its own over
+ * the N instances — no proxy in between — and reports total and per-instance req/s, svc's CPU per
+ * request, and the ledger check (ledger tokens == upstream tokens, rows == upstream requests).
+ *
+ * The ceiling on a small machine: every svc shares the cores not used by the load generator and the
+ * upstream (one core on a 2-core machine), and PostgreSQL and Redis run there too, so N > 1 measures the
+ * cost of coordination through Redis rather than added capacity. On a machine with spare cores each
+ * instance is pinned to its own.
+ */
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { closedLoopRoundRobin } from './load.ts';
+import { sampleProc } from './procs.ts';
+import { median } from './report.ts';
+import { plainBody } from './scenarios.ts';
+import { startSvcGroup, type LedgerCheck, type SvcOptions } from './svc.ts';
+import { quietStats, type Upstream, type UpstreamStats } from './systems.ts';
+
+export interface ScaleOptions {
+  counts: number[];
+  quick: boolean;
+  rounds: number;
+  connections: number;
+  durationMs: number;
+  upstream: Upstream;
+  outFile: string;
+  logOf: (name: string) => string;
+  svc: SvcOptions;
+  say: (text: string) => void;
+}
+
+interface ScaleResult {
+  instances: number;
+  rps: number;
+  perInstanceRps: number[];
+  errors: number;
+  cpuMsPerReq: number;
+  ledger: LedgerCheck;
+}
+
+export async function runScale(options: ScaleOptions): Promise<boolean> {
+  const { upstream, say } = options;
+  const results: ScaleResult[] = [];
+  await upstream.setScript({ latencyMs: 0 });
+  for (const count of options.counts) {
+    const group = await startSvcGroup(upstream, count, (i) => options.logOf(`svc-n${count}-${i + 1}`), options.svc);
+    try {
+      say(`instances=${count}: ${group.instances.map((instance) => `pid ${instance.pid}`).join(', ')}`);
+      const targets = group.instances.map((instance) => ({ origin: instance.origin, path: '/v1/chat/completions', headers: group.headers }));
+      const before = await upstream.stats();
+      // Warm-up (JIT, connections, caches) — billed and counted like the rest.
+      await closedLoopRoundRobin(targets, plainBody, options.connections, options.quick ? 300 : 1000);
+      const rounds: { rps: number; perTarget: number[]; errors: number; cpuMsPerReq: number }[] = [];
+      for (let round = 0; round < options.rounds; round++) {
+        const cpuBefore = await Promise.all(group.instances.map((instance) => sampleProc(instance.pid)));
+        const r = await closedLoopRoundRobin(targets, plainBody, options.connections, options.durationMs);
+        const cpuAfter = await Promise.all(group.instances.map((instance) => sampleProc(instance.pid)));
+        const cpuMs = cpuAfter.reduce((sum, sample, i) => sum + sample.cpuMs - cpuBefore[i]!.cpuMs, 0);
+        rounds.push({ rps: r.rps, perTarget: r.perTarget.map((t) => t.rps), errors: r.errors, cpuMsPerReq: cpuMs / Math.max(1, r.ok) });
+        say(`  round ${round + 1}/${options.rounds}: ${Math.round(r.rps)} req/s (${r.perTarget.map((t) => Math.round(t.rps)).join(' + ')}), ${r.errors} errors`);
+      }
+      const emitted = delta(before, await quietStats(upstream));
+      const ledger = await group.ledgerCheck(emitted);
+      results.push({
+        instances: count,
+        rps: median(rounds.map((r) => r.rps)),
+        perInstanceRps: group.instances.map((_, i) => median(rounds.map((r) => r.perTarget[i]!))),
+        errors: rounds.reduce((sum, r) => sum + r.errors, 0),
+        cpuMsPerReq: median(rounds.map((r) => r.cpuMsPerReq)),
+        ledger,
+      });
+      say(`  ${ledger.ok ? 'MET   ' : 'MISSED'}  ledger: ${ledger.message}`);
+    } finally {
+      await group.stop();
+    }
+  }
+  say('');
+  say(table(results));
+  writeFileSync(options.outFile, JSON.stringify({ mode: 'instances', quick: options.quick, connections: options.connections, durationMs: options.durationMs, rounds: options.rounds, results }, null, 2));
+  say(`bench: wrote ${options.outFile}`);
+  return results.every((r) => r.ledger.ok);
+}
+
+function table(results: ScaleResult[]): string {
+  const rows = [
+    ['instances', 'req/s total', 'req/s per instance', '× 1 instance', 'svc CPU ms/req', 'errors', 'ledger'],
+    ...results.map((r) => [
+      String(r.instances),
+      Math.round(r.rps).toLocaleString('en-US'),
+      r.perInstanceRps.map((v) => Math.round(v).toLocaleString('en-US')).join(' / '),
+      results[0] ? (r.rps / results[0].rps).toFixed(2) : '—',
+      r.cpuMsPerReq.toFixed(3),
+      String(r.errors),
+      r.ledger.ok ? 'exact' : 'MISMATCH',
+    ]),
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  const lines = rows.map((row) => row.map((cell, i) => (i === 0 || i === 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '));
+  lines.splice(1, 0, widths.map((w) => '-'.repeat(w)).join('  '));
+  return lines.join('\n');
+}
+
+export function delta(before: UpstreamStats, after: UpstreamStats): UpstreamStats {
+  return {
+    requests: after.requests - before.requests,
+    aborted: after.aborted - before.aborted,
+    promptTokens: after.promptTokens - before.promptTokens,
+    completionTokens: after.completionTokens - before.completionTokens,
+  };
+}
+
+export const scaleOutFile = (dir: string, stamp: string) => resolve(dir, `${stamp}-instances.json`);
