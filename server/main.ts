@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config/config.ts';
+import { startSoakSampler } from './infra/soak-sample.ts';
 import { createLogger } from './log.ts';
 
 let config: Config;
@@ -27,6 +28,7 @@ if (process.argv.includes('--build-missing') && !existsSync(resolve(config.web.d
 const app = await buildApp(config, { logger: log });
 await app.listen({ port: config.server.port, host: config.server.host });
 log.info({ url: config.server.baseUrl }, `svc is listening; open ${config.server.webUrl}/pricing`);
+startSoakSampler(process.env);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {

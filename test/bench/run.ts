@@ -2,8 +2,9 @@
  * `npm run bench [-- --quick] [-- --systems=direct,passthrough,portkey,svc] [-- --rounds=N] [-- --profile]
  *   [-- --scenarios=s1,s2,s3,s4,s5] [-- --autocannon] [-- --svc-log-level=warn] [-- --svc-node-flags='--max-semi-space-size=8']`
  * (`--profile` writes a V8 CPU profile of svc to bench-results/<timestamp>-profile/.)
- * Another mode, on its own:
+ * Two other modes, each on its own:
  *   `--instances=N` or `--instances=1,2,4` [`--duration=8s`]: N svc processes on one database and Redis (scale.ts);
+ *   `--soak=10m` [`--soak-rate=40`] [`--soak-sample=10s`]: a fixed rate with streams, svc sampled every 10 s (soak.ts).
  *
  * Starts the scripted upstream and every system under test as pinned child processes, runs the
  * scenarios in interleaved rounds (every system once per scenario per round, in a rotating order),
@@ -20,6 +21,7 @@ import { startSvc, type SvcSystem } from './svc.ts';
 import { printSearch, searchScenario } from './search.ts';
 import { startScriptedSearxng } from '../fixtures/scripted-searxng.ts';
 import { runScale, scaleOutFile } from './scale.ts';
+import { parseDuration, runSoak } from './soak.ts';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -40,29 +42,44 @@ const logOf = (name: string) => resolve(outDir, `${stamp}-${name}.log`);
 const say = (text: string) => process.stdout.write(`${text}\n`);
 
 const instancesArg = args.find((a) => a.startsWith('--instances='))?.slice('--instances='.length);
-if (instancesArg !== undefined) {
+const soakArg = args.find((a) => a.startsWith('--soak='))?.slice('--soak='.length);
+if (instancesArg !== undefined || soakArg !== undefined) {
   const info = machine();
-  say(`bench: instances ${instancesArg}${quick ? ' (quick)' : ''}; ${info.nproc} cores (${info.cpu}), Node ${info.node}, load ${info.loadavg.join(' ')}`);
+  say(`bench: ${instancesArg !== undefined ? `instances ${instancesArg}` : `soak ${soakArg}`}${quick ? ' (quick)' : ''}; ${info.nproc} cores (${info.cpu}), Node ${info.node}, load ${info.loadavg.join(' ')}`);
   pinSelf(LOAD_CORE);
   const upstream = await startUpstream(logOf('upstream'));
   const svcOptions = { ...(svcLogLevel ? { logLevel: svcLogLevel } : {}), ...(svcNodeFlags ? { nodeFlags: svcNodeFlags.split(' ') } : {}) };
   let passed: boolean;
   try {
-    const counts = instancesArg.split(',').map((n) => Number(n));
-    if (counts.some((n) => !Number.isInteger(n) || n < 1 || n > 64)) throw new Error(`bench: --instances wants whole numbers from 1 to 64, such as 2 or 1,2,4; not ${instancesArg}`);
-    const duration = args.find((a) => a.startsWith('--duration='))?.slice('--duration='.length);
-    passed = await runScale({
-      counts,
-      quick,
-      rounds: Number(args.find((a) => a.startsWith('--rounds='))?.slice('--rounds='.length) ?? (quick ? 1 : 3)),
-      connections: params.s3.connections,
-      durationMs: duration ? Number(duration.replace(/s$/, '')) * 1000 : params.s3.durationMs,
-      upstream,
-      outFile: scaleOutFile(outDir, stamp),
-      logOf,
-      svc: svcOptions,
-      say,
-    });
+    if (instancesArg !== undefined) {
+      const counts = instancesArg.split(',').map((n) => Number(n));
+      if (counts.some((n) => !Number.isInteger(n) || n < 1 || n > 64)) throw new Error(`bench: --instances wants whole numbers from 1 to 64, such as 2 or 1,2,4; not ${instancesArg}`);
+      const duration = args.find((a) => a.startsWith('--duration='))?.slice('--duration='.length);
+      passed = await runScale({
+        counts,
+        quick,
+        rounds: Number(args.find((a) => a.startsWith('--rounds='))?.slice('--rounds='.length) ?? (quick ? 1 : 3)),
+        connections: params.s3.connections,
+        durationMs: duration ? parseDuration(duration) : params.s3.durationMs,
+        upstream,
+        outFile: scaleOutFile(outDir, stamp),
+        logOf,
+        svc: svcOptions,
+        say,
+      });
+    } else {
+      const sample = args.find((a) => a.startsWith('--soak-sample='))?.slice('--soak-sample='.length);
+      passed = await runSoak({
+        durationMs: parseDuration(soakArg!),
+        rate: Number(args.find((a) => a.startsWith('--soak-rate='))?.slice('--soak-rate='.length) ?? (quick ? 20 : 40)),
+        sampleMs: sample ? parseDuration(sample) : 10_000,
+        upstream,
+        log: logOf('svc-soak'),
+        outFile: resolve(outDir, `${stamp}-soak.json`),
+        svc: svcOptions,
+        say,
+      });
+    }
   } finally {
     await upstream.stop();
   }
