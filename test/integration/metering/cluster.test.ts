@@ -252,6 +252,16 @@ describe('Redis Cluster', () => {
     expect((await models(one)).status).toBe(401);
   });
 
+  it('usage events reach a watcher on the other instance (GraphQL pub/sub on the cluster)', async () => {
+    const member = await createMember(one);
+    const watch = two.app.services.usage.events.watch(member.accountId);
+    expect((await watch.next()).value).toBe(true); // the initial state
+    const next = watch.next();
+    await member.client.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: 'hello' }] });
+    expect((await next).value).toBe(true);
+    await watch.return?.();
+  });
+
   it('the sweeper finds expired and orphaned reservations in every shard', async () => {
     const { services } = one.app;
     const windows = services.windows.current();
