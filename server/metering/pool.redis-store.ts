@@ -6,9 +6,10 @@
  * reservations by expiry, for the sweeper), `streams:<payer>` (zset of open streams by expiry),
  * `ckpt:<requestId>` (a running stream's last checkpoint: the ledger row as JSON), `res:inst:<instance>`
  * (the reservations an instance holds), `instances` (zset of instance heartbeats, by Redis's clock) and
- * `pools:epoch` (set once the pools were reconciled against the ledger: while it is missing — an empty
- * Redis, after a restart without persistence or a flush — nothing is admitted until an instance has raised
- * every pool to what the ledger billed, so a lost counter never hands its window out again).
+ * `pools:epoch` (one per shard on a cluster; set once the pools were reconciled against the ledger: while
+ * it is missing — an empty Redis, after a restart without persistence or a flush — nothing is admitted until
+ * an instance has raised every pool to what the ledger billed, so a lost counter never hands its window
+ * out again).
  * `<requestId>` is always the turn id svc generated.
  *
  * On a Redis Cluster every key a script touches must hash to one slot. Each payer belongs to one of
@@ -197,12 +198,18 @@ export class RedisPoolStore implements PoolStore {
     this.#reconciling ??= (async () => {
       try {
         if (this.#reconcile) await this.#reconcile();
-        else await this.#redis.set(EPOCH, Date.now());
+        else await this.#markReconciled();
       } finally {
         this.#reconciling = null;
       }
     })();
     return this.#reconciling;
+  }
+
+  /** Sets the epoch: on a cluster one per shard (each in its shard's slot, so a node that lost its data is seen). */
+  async #markReconciled(): Promise<void> {
+    const now = Date.now();
+    await Promise.all(this.#shards.map((tag) => this.#redis.set(`${EPOCH}${tag}`, now)));
   }
 
   /** Raises each pool to at least what the ledger billed in its window, then marks the pools reconciled. */
@@ -218,7 +225,7 @@ export class RedisPoolStore implements PoolStore {
         ),
       ),
     );
-    await this.#redis.set(EPOCH, Date.now());
+    await this.#markReconciled();
     return results.reduce((sum, raised) => sum + raised, 0);
   }
 
@@ -273,11 +280,11 @@ export class RedisPoolStore implements PoolStore {
       request.requestId,
       `${request.reserveMicros}|${payerId}|${request.class}|${windows.day.key}|${windows.week.key}|${windows.month.key}|${request.streamCap > 0 ? 1 : 0}|${this.#instanceId}`,
     );
-    let result = await this.#redis.svcAdmit(n + 8, ...args.slice(0, n + 7), EPOCH, ...args.slice(n + 7));
+    let result = await this.#redis.svcAdmit(n + 8, ...args.slice(0, n + 7), `${EPOCH}${tag}`, ...args.slice(n + 7));
     if (result[0] === 4) {
       // Redis has lost its data (or is new): reconcile the pools against the ledger, then try once more.
       await this.#reconcileOnce();
-      result = await this.#redis.svcAdmit(n + 8, ...args.slice(0, n + 7), EPOCH, ...args.slice(n + 7));
+      result = await this.#redis.svcAdmit(n + 8, ...args.slice(0, n + 7), `${EPOCH}${tag}`, ...args.slice(n + 7));
       if (result[0] === 4) throw new Error('the pools are not reconciled against the ledger yet');
     }
     switch (result[0]) {

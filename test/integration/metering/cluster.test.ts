@@ -233,6 +233,31 @@ describe('Redis Cluster', () => {
     expect(await inspect.exists('{enterprise:connections}:count')).toBe(0);
   });
 
+  it('a master that lost its data: its shards are reconciled against the ledger before they admit again', async () => {
+    const member = await createMember(one);
+    const hello = { model: 'svc-2.1-fast', messages: [{ role: 'user' as const, content: 'hello' }] };
+    await member.client.chat.completions.create(hello);
+    await ledgerRows(database, member.accountId, 1);
+    await settled(one, two);
+    const tag = shardTag(true, member.accountId);
+    const key = poolKey(member.accountId, 'fast', one.app.services.windows.current().day.key, tag);
+    const billedOnce = Number((await ledgerRows(database, member.accountId, 1))[0]!.cost_micros);
+    expect(Number(await inspect.get(key))).toBe(billedOnce);
+    // The master holding the payer's shard restarts empty (no persistence): its counters and epoch are gone.
+    const owners = [];
+    // (A node that does not serve the key's slot answers MOVED.)
+    for (const node of inspect.nodes('master')) if ((await node.exists(`${keyPrefix}${key}`).catch(() => 0)) === 1) owners.push(node);
+    expect(owners).toHaveLength(1);
+    await owners[0]!.flushall();
+    expect(await inspect.exists(`pools:epoch${tag}`)).toBe(0);
+    // The next admission in that shard reconciles first: the pool holds what the ledger billed, plus the new request.
+    await member.client.chat.completions.create(hello);
+    const rows = await ledgerRows(database, member.accountId, 2);
+    await settled(one, two);
+    expect(Number(await inspect.get(key))).toBe(rows.reduce((sum, row) => sum + Number(row.cost_micros), 0));
+    expect(await inspect.exists(`pools:epoch${tag}`)).toBe(1);
+  });
+
   it('REDIS_URL names a cluster as redis+cluster://host:port,… or as a list of redis:// URLs', () => {
     expect(clusterNodes('redis://127.0.0.1:6379')).toBeNull();
     expect(clusterNodes('redis+cluster://a:7001,b:7002')).toEqual({ nodes: [{ host: 'a', port: 7001 }, { host: 'b', port: 7002 }], tls: false, username: undefined, password: undefined });
