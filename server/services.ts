@@ -21,6 +21,7 @@ import { SqlPoolStore } from './metering/pool.sql-store.ts';
 import type { PoolStore } from './metering/pool.store.ts';
 import { Settlement } from './metering/settlement.ts';
 import { Sweeper } from './metering/sweeper.ts';
+import { LeasingPoolStore } from './metering/pool.leasing-store.ts';
 import { PoolWindows } from './metering/windows.ts';
 import { AccountService } from './modules/account/account.service.ts';
 import { Mailer } from './modules/account/mailer.ts';
@@ -160,7 +161,20 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
   const events = new UsageEvents(createPubSubFor(redis, warn('usage event fan-out failed')), redis.keyPrefix);
   // Names this process in the pools' heartbeats and reservations, so others can tell when it died.
   const instanceId = randomUUID();
-  const pools = notifyingStore(redis.redis ? new RedisPoolStore(redis.redis, instanceId) : new SqlPoolStore(db, instanceId), events);
+  const redisPools = redis.redis ? new RedisPoolStore(redis.redis, instanceId) : null;
+  const leases = config.gateway.admissionLeases;
+  const pools = notifyingStore(
+    redisPools && leases.enabled && !redis.cluster
+      ? new LeasingPoolStore(redisPools, {
+          chunkRequests: leases.chunkRequests,
+          admitWindowMs: leases.admitWindowSeconds * 1000,
+          reservationTtlMs: config.gateway.reservationTtlSeconds * 1000,
+          refusedForMs: 1000,
+          onError: (error, what) => log.warn({ err: error }, what),
+        })
+      : (redisPools ?? new SqlPoolStore(db, instanceId)),
+    events,
+  );
   const settlement = new Settlement(config, db, pools, logger);
   const sweeper = new Sweeper(config, db, pools, windows, logger);
   const registry = new ModelRegistry(config, { connectionsPerUpstream: config.gateway.connectionsPerUpstream });
@@ -266,6 +280,7 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
       pipeline.checkpoints.close();
       sweeper.close();
       await closeWithin(log, 'ledger settlement', () => settlement.close());
+      if (pools.close) await closeWithin(log, 'admission leases', () => pools.close!());
       await closeWithin(log, 'instance heartbeat', () => sweeper.leave());
       await closeWithin(log, 'upstream pools', () => registry.close());
       await closeWithin(log, 'usage events', () => events.close());

@@ -331,6 +331,18 @@ const FileConfigModel = z.strictObject({
       checkpointSeconds: z.number().positive().max(300).default(5),
       /** How often each instance sweeps expired reservations. */
       sweepIntervalSeconds: z.number().positive().default(15),
+      /**
+       * Admission leases (single Redis only): each instance leases pool budget and rate-limit requests in
+       * chunks and admits non-streaming requests locally while a lease covers them (pool.leasing-store.ts).
+       */
+      admissionLeases: z
+        .strictObject({
+          enabled: z.boolean().default(false),
+          /** Worst cases of the request that takes a lease, and requests per lease. */
+          chunkRequests: z.number().int().min(2).max(1000).default(32),
+          admitWindowSeconds: z.number().positive().max(300).default(5),
+        })
+        .prefault({}),
       maxMessages: z.number().int().positive().default(256),
       /** Tools with `stream: true`: `reject` (400, the spec) or `emulate` (a non-streaming upstream call replayed as SSE). */
       toolsWithStream: z.enum(['reject', 'emulate']).default('reject'),

@@ -42,12 +42,14 @@ export interface LedgerEntry {
   status: LedgerStatus;
   upstreamStatus: number | null;
   latencyMs: number;
+  /** The admission lease the turn was admitted under (pool.leasing-store.ts); absent or null otherwise. */
+  leaseId?: string | null;
 }
 
 const COLUMNS = `request_id varchar, client_request_id varchar, account_id uuid, payer_kind varchar, payer_id uuid, credential_kind varchar,
   credential_id varchar, channel varchar, product varchar, model varchar, routed_model varchar, deployment varchar, class varchar, stream boolean,
   input_tokens integer, output_tokens integer, unit varchar, unit_quantity numeric, estimated boolean, cost_micros bigint, reserved_micros bigint,
-  currency char(3), status varchar, upstream_status integer, latency_ms integer`;
+  currency char(3), status varchar, upstream_status integer, latency_ms integer, lease_id varchar`;
 const NAMES = COLUMNS.split(',').map((column) => column.trim().split(' ')[0]).join(', ');
 const INSERT_SQL = `insert into usage_ledger (${NAMES}) select ${NAMES} from jsonb_to_recordset($1::jsonb) as x(${COLUMNS}) on conflict (request_id) do nothing`;
 
@@ -81,6 +83,7 @@ export async function insertLedgerRows(db: Database, currency: string, entries: 
     status: e.status,
     upstream_status: e.upstreamStatus,
     latency_ms: Math.round(e.latencyMs),
+    lease_id: e.leaseId ?? null,
   }));
   await db.query(INSERT_SQL, [JSON.stringify(rows)]);
 }

@@ -36,5 +36,7 @@ export function notifyingStore(store: PoolStore, events: UsageEvents): PoolStore
     read: (payerId, windows) => store.read(payerId, windows),
     raiseToLedger: store.raiseToLedger ? (floors, windows) => store.raiseToLedger!(floors, windows) : undefined,
     whenUnreconciled: store.whenUnreconciled ? (reconcile) => store.whenUnreconciled!(reconcile) : undefined,
+    leaseOf: store.leaseOf ? (requestId) => store.leaseOf!(requestId) : undefined,
+    close: store.close ? () => store.close!() : undefined,
   };
 }

@@ -111,6 +111,55 @@ for i = 0, #KEYS / 8 - 1 do
 end
 return out
 `;
+/**
+ * Takes an admission lease (pool.leasing-store.ts): up to `want` requests from every rate rule (as many as
+ * all of them have right now) and `chunk` micros from the day, week and month pools — only while every
+ * window has at least two chunks left, so near its end a pool is admitted one request at a time by the
+ * exact script above. The lease is recorded like a reservation (same record shape, index and instance
+ * set), so settling it to what it consumed returns the rest, and the sweeper finds it if its owner dies.
+ * KEYS: rule keys (n), pool day/week/month, lease record, res:index, res:inst. ARGV: n, (emission,
+ * tolerance) per rule, want, chunk, limits (3), expiries (3), lease id, record tail, ttl.
+ * Returns {0} (no lease) or {1, requests}.
+ */
+const leaseScript = `
+local n = tonumber(ARGV[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local a = 2 + n * 2
+local tokens = tonumber(ARGV[a])
+local tats = {}
+for i = 1, n do
+  local emission = tonumber(ARGV[i * 2])
+  local tolerance = tonumber(ARGV[i * 2 + 1])
+  local tat = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if tat < now then tat = now end
+  local available = math.floor((now + tolerance - tat) / emission)
+  if available < tokens then tokens = available end
+  tats[i] = tat
+end
+if tokens < 1 then return {0} end
+local chunk = tonumber(ARGV[a + 1])
+for w = 1, 3 do
+  local used = tonumber(redis.call('GET', KEYS[n + w]) or '0')
+  if tonumber(ARGV[a + 1 + w]) - used < 2 * chunk then return {0} end
+end
+for i = 1, n do
+  local new_tat = tats[i] + tonumber(ARGV[i * 2]) * tokens
+  local ttl = math.ceil(new_tat - now)
+  if ttl < 1 then ttl = 1 end
+  redis.call('SET', KEYS[i], new_tat, 'PX', ttl)
+end
+for w = 1, 3 do
+  redis.call('INCRBY', KEYS[n + w], chunk)
+  redis.call('PEXPIREAT', KEYS[n + w], ARGV[a + 4 + w])
+end
+local ttl = tonumber(ARGV[a + 10])
+redis.call('SET', KEYS[n + 4], chunk .. ARGV[a + 9], 'PX', ttl + 86400000)
+redis.call('ZADD', KEYS[n + 5], now + ttl, ARGV[a + 8])
+redis.call('SADD', KEYS[n + 6], ARGV[a + 8])
+return {1, tokens}
+`;
+
 /** KEYS: pool day/week/month. ARGV: floors (3), expiries (3). Returns how many counters were raised. */
 const raiseScript = `
 local raised = 0
@@ -157,6 +206,7 @@ type PoolRedis = GcraRedis & {
   svcAdmit(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
   svcSettle(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
   svcRaise(numKeys: number, ...args: (string | number)[]): Promise<number>;
+  svcLease(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
 };
 
 /** A pool counter's key; `tag` is the payer's `shardTag` ('' on a single Redis). */
@@ -187,6 +237,7 @@ export class RedisPoolStore implements PoolStore {
     this.#redis.defineCommand('svcAdmit', { lua: admitScript });
     this.#redis.defineCommand('svcSettle', { lua: settleScript });
     this.#redis.defineCommand('svcRaise', { lua: raiseScript });
+    this.#redis.defineCommand('svcLease', { lua: leaseScript });
   }
 
   /** Called with the reconciliation to run when an admission finds the pools unreconciled (the sweeper's). */
@@ -249,6 +300,52 @@ export class RedisPoolStore implements PoolStore {
     }
     if (!admission.ok && admission.reason === 'rate_limited') await refundRules(this.#redis, other, 1, (rule) => `rl:${rule.key}`);
     return admission;
+  }
+
+  /**
+   * Takes an admission lease of `chunkMicros` and up to `wantRequests` requests of every rate rule for this
+   * payer, class and windows (pool.leasing-store.ts); null when the pools are near their end or a rule has
+   * nothing left. Only on a single Redis (the rules' keys may live on other slots of a cluster).
+   */
+  async takeLease(
+    leaseId: string,
+    request: Pick<AdmissionRequest, 'payerId' | 'class' | 'windows' | 'limits' | 'rateRules'>,
+    wantRequests: number,
+    chunkMicros: Micros,
+    ttlMs: number,
+  ): Promise<{ requests: number } | null> {
+    if (this.#cluster) return null;
+    const { payerId, windows, rateRules, limits } = request;
+    const keys = [
+      ...rateRules.map((rule) => `rl:${rule.key}`),
+      ...poolWindows.map((window) => poolKey(payerId, request.class, windows[window].key)),
+      `res:${leaseId}`,
+      'res:index',
+      `res:inst:${this.#instanceId}`,
+    ];
+    const args: (string | number)[] = [rateRules.length];
+    for (const rule of rateRules) {
+      const { emissionMs, toleranceMs } = gcraParams(rule);
+      args.push(emissionMs, toleranceMs);
+    }
+    args.push(
+      wantRequests,
+      chunkMicros,
+      limits.day,
+      limits.week,
+      limits.month,
+      ...poolWindows.map((window) => windows[window].resetsAt.getTime() + POOL_KEY_SLACK_MS),
+      leaseId,
+      `|${payerId}|${request.class}|${windows.day.key}|${windows.week.key}|${windows.month.key}|0|${this.#instanceId}`,
+      ttlMs,
+    );
+    const result = await this.#redis.svcLease(keys.length, ...keys, ...args);
+    return result[0] === 1 ? { requests: result[1]! } : null;
+  }
+
+  /** Gives back rate-limit requests a lease took and did not use. */
+  async refundRequests(rules: readonly RateRule[], requests: number): Promise<void> {
+    if (requests > 0) await refundRules(this.#redis, rules, requests, (rule) => `rl:${rule.key}`);
   }
 
   /** The admission script with these rules (all in the payer's slot on a cluster); `outside`: the other rules' decision. */

@@ -99,6 +99,10 @@ export interface PoolStore {
   raiseToLedger?(floors: readonly LedgerFloor[], windows: CurrentWindows): Promise<number>;
   /** Stores that can lose their counters (Redis): how to reconcile when an admission finds them lost. */
   whenUnreconciled?(reconcile: () => Promise<unknown>): void;
+  /** The admission lease a turn was admitted under (its ledger row names it); absent without leases. */
+  leaseOf?(requestId: string): string | undefined;
+  /** Returns what the store holds for this instance (admission leases); after settlement has flushed. */
+  close?(): Promise<void>;
 }
 
 /** What the ledger billed one payer for one class in each current window. */

@@ -100,6 +100,15 @@ export class Settlement {
     this.#lastFlushAt = performance.now();
     while (this.#queue.length > 0) {
       const batch = this.#queue.splice(0, BATCH);
+      // A turn admitted under a lease says so on its row: if the instance dies, the sweeper returns the
+      // lease minus what the ledger billed under it.
+      const leaseOf = this.#store.leaseOf?.bind(this.#store);
+      if (leaseOf) {
+        for (const item of batch) {
+          const leaseId = item.ref ? leaseOf(item.ref.requestId) : undefined;
+          if (leaseId) item.entry = { ...item.entry, leaseId };
+        }
+      }
       try {
         await this.#insert(batch.map((item) => item.entry));
         this.databaseHealthy = true;

@@ -15,6 +15,7 @@ import type { FastifyBaseLogger as Logger } from 'fastify';
 import type { Config } from '../config/config.ts';
 import type { Database } from '../db/orm.ts';
 import { insertLedgerRows, type LedgerEntry } from './ledger.ts';
+import { LEASE_PREFIX } from './pool.leasing-store.ts';
 import type { ExpiredReservation, LedgerFloor, PoolStore } from './pool.store.ts';
 import type { PoolWindows } from './windows.ts';
 
@@ -93,7 +94,20 @@ export class Sweeper {
     return done;
   }
 
-  async #settle(expired: ExpiredReservation[]): Promise<number> {
+  async #settle(all: ExpiredReservation[]): Promise<number> {
+    // Admission leases of a dead instance: settled to what the ledger billed under them (the rest returns).
+    const leases = all.filter((r) => r.requestId.startsWith(LEASE_PREFIX));
+    for (const lease of leases) {
+      const [row] = await this.#db.orm.em
+        .getConnection()
+        .execute<{ consumed: number | string }[]>(`select coalesce(sum(cost_micros), 0) as consumed from usage_ledger where lease_id = ?`, [lease.requestId], 'all');
+      const consumed = Math.min(Number(row?.consumed ?? 0), lease.reservedMicros);
+      if (await this.#store.settleExpired(lease.requestId, consumed, lease.payerId)) {
+        this.#log.warn({ lease: lease.requestId, consumed, leased: lease.reservedMicros }, 'returned an admission lease of a dead instance');
+      }
+    }
+    const expired = all.filter((r) => !r.requestId.startsWith(LEASE_PREFIX));
+    if (expired.length === 0) return all.length;
     const ids = expired.map((r) => r.requestId);
     const rows = await this.#db.orm.em
       .getConnection()
@@ -118,7 +132,7 @@ export class Sweeper {
       const billed = abandoned.filter((entry) => entry.costMicros > 0).length;
       this.#log.warn({ count: abandoned.length, billedAtCheckpoint: billed }, 'settled reservations abandoned by a dead instance');
     }
-    return expired.length;
+    return all.length;
   }
 
   /**

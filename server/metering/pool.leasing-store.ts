@@ -1,0 +1,267 @@
+/**
+ * Admission leases (issue 16): admission without a Redis round trip on the common path. An instance takes a
+ * lease per payer, class, windows and rate-rule set — `chunkRequests` worst cases of micros from the day,
+ * week and month pools and up to as many requests from every rate rule — in one script; the lease counts
+ * as reserved in Redis (a reservation record, index entry and instance-set entry like any other), so the
+ * instances together can never admit beyond a pool or a limit. While the lease covers a request's worst
+ * case and has a request left, the request is admitted here, in memory.
+ *
+ * - Near the end of a pool (less than two chunks left in a window) no lease is granted: requests go through
+ *   the exact one-request script, so a small pool admits exactly up to its end.
+ * - A lease admits for `admitWindowMs`; then (or when it cannot cover a request) it retires, and once the
+ *   requests it admitted have settled — their ledger rows written with its id — what it did not use goes
+ *   back: the pools move by consumed − leased (the settlement script), unused rate-limit requests are given
+ *   back. On shutdown every lease is returned after settlement has flushed.
+ * - When its instance dies, the sweeper settles the lease to the sum of the ledger rows written under it
+ *   (`usage_ledger.lease_id`): exactly what was billed stays, the rest is returned. Requests in flight at
+ *   the crash have no row and cost nothing, as an abandoned non-streaming request does today.
+ * - Streams (the concurrent-stream cap lives in Redis) and Redis Cluster use the exact path.
+ *
+ * Bounded approximations: the rate-limit headers of a leased admission show the lease's requests left,
+ * not the rule's; a request may be refused by the exact path while another instance's lease still holds
+ * budget it will return within `admitWindowMs` (never an overdraft, sometimes an early 402 near the end).
+ * The usage page counts unused leased budget as used until it is returned.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Micros } from '../config/money.ts';
+import type { RateRule } from '../modules/rate-limit/gcra.ts';
+import type { LedgerEntry } from './ledger.ts';
+import type { Admission, AdmissionRequest, PoolStore, ReservationRef } from './pool.store.ts';
+import type { RedisPoolStore } from './pool.redis-store.ts';
+
+/** Lease ids start with this; the sweeper settles them from the ledger instead of writing an abandoned row. */
+export const LEASE_PREFIX = 'lse_';
+
+export interface LeaseOptions {
+  /** Worst cases of the first request a lease is sized for (micros), and requests per lease. */
+  chunkRequests: number;
+  /** How long a lease admits before it retires. */
+  admitWindowMs: number;
+  /** The reservation TTL: a lease stays recorded this long past its admit window (its requests may run that long). */
+  reservationTtlMs: number;
+  /** After a refused lease, requests of that key take the exact path this long before asking again. */
+  refusedForMs: number;
+  onError: (error: unknown, what: string) => void;
+}
+
+interface Lease {
+  id: string;
+  key: string;
+  ref: ReservationRef;
+  rules: readonly RateRule[];
+  micros: Micros;
+  /** Micros not yet reserved by a request admitted under it. */
+  available: Micros;
+  /** What its settled requests cost. */
+  consumed: Micros;
+  /** Rate-limit requests left. */
+  requests: number;
+  inflight: number;
+  admitUntil: number;
+  retired: boolean;
+  returned: boolean;
+}
+
+export class LeasingPoolStore implements PoolStore {
+  readonly #inner: RedisPoolStore;
+  readonly #options: LeaseOptions;
+  /** The lease admitting for each key. */
+  readonly #active = new Map<string, Lease>();
+  /** Every lease not yet returned (active and retired). */
+  readonly #open = new Set<Lease>();
+  /** Requests admitted under a lease, by turn id. */
+  readonly #admitted = new Map<string, { lease: Lease; reserved: Micros }>();
+  /** A lease being taken, per key: concurrent requests wait for it instead of taking their own. */
+  readonly #taking = new Map<string, Promise<Lease | null>>();
+  readonly #refusedUntil = new Map<string, number>();
+  readonly #timer: NodeJS.Timeout;
+  #closed = false;
+
+  constructor(inner: RedisPoolStore, options: LeaseOptions) {
+    this.#inner = inner;
+    this.#options = options;
+    this.#timer = setInterval(() => this.#retireDue(), Math.max(100, Math.min(1000, options.admitWindowMs / 4))).unref();
+  }
+
+  /** Leases not yet returned (for tests and shutdown). */
+  get openLeases(): number {
+    return this.#open.size;
+  }
+
+  /** The lease a turn was admitted under, for its ledger row; undefined when it took the exact path. */
+  leaseOf(requestId: string): string | undefined {
+    return this.#admitted.get(requestId)?.lease.id;
+  }
+
+  async admit(request: AdmissionRequest): Promise<Admission> {
+    if (request.streamCap > 0 || this.#closed) return this.#inner.admit(request);
+    const key = leaseKey(request);
+    const now = Date.now();
+    let lease = this.#active.get(key);
+    if (lease && !this.#usable(lease, request, now)) {
+      this.#retire(lease);
+      lease = undefined;
+    }
+    if (!lease) {
+      if ((this.#refusedUntil.get(key) ?? 0) > now) return this.#inner.admit(request);
+      lease = (await this.#take(key, request)) ?? undefined;
+      if (!lease || !this.#usable(lease, request, Date.now())) return this.#inner.admit(request);
+    }
+    lease.available -= request.reserveMicros;
+    lease.requests -= 1;
+    lease.inflight += 1;
+    this.#admitted.set(request.requestId, { lease, reserved: request.reserveMicros });
+    const rule = request.rateRules[0]!;
+    return { ok: true, rate: { allowed: true, rule, remaining: lease.requests, resetMs: Math.ceil((rule.periodMs / rule.limit) * Math.max(0, (rule.burst ?? rule.limit) - lease.requests)), retryAfterMs: 0 } };
+  }
+
+  #usable(lease: Lease, request: AdmissionRequest, now: number): boolean {
+    return !lease.retired && now < lease.admitUntil && lease.requests >= 1 && lease.available >= request.reserveMicros;
+  }
+
+  async #take(key: string, request: AdmissionRequest): Promise<Lease | null> {
+    const pending = this.#taking.get(key);
+    if (pending) return pending;
+    const taking = (async () => {
+      const id = `${LEASE_PREFIX}${randomBytes(12).toString('base64url')}`;
+      const micros = request.reserveMicros * this.#options.chunkRequests;
+      if (micros <= 0) return null;
+      const granted = await this.#inner.takeLease(id, request, this.#options.chunkRequests, micros, this.#options.admitWindowMs + this.#options.reservationTtlMs);
+      if (!granted) {
+        this.#refusedUntil.set(key, Date.now() + this.#options.refusedForMs);
+        if (this.#refusedUntil.size > 10_000) this.#refusedUntil.clear();
+        return null;
+      }
+      const lease: Lease = {
+        id,
+        key,
+        ref: { requestId: id, payerId: request.payerId, class: request.class, windows: request.windows, stream: false },
+        rules: request.rateRules,
+        micros,
+        available: micros,
+        consumed: 0,
+        requests: granted.requests,
+        inflight: 0,
+        admitUntil: Date.now() + this.#options.admitWindowMs,
+        retired: false,
+        returned: false,
+      };
+      this.#open.add(lease);
+      const current = this.#active.get(key);
+      if (current) this.#retire(current);
+      this.#active.set(key, lease);
+      if (this.#closed) this.#retire(lease);
+      return lease;
+    })();
+    this.#taking.set(key, taking);
+    try {
+      return await taking;
+    } catch {
+      return null; // Redis away: the exact path answers (and fails closed) for this request
+    } finally {
+      this.#taking.delete(key);
+    }
+  }
+
+  async settle(items: readonly { ref: ReservationRef; costMicros: Micros }[]): Promise<boolean[]> {
+    const out: boolean[] = new Array<boolean>(items.length);
+    const exact: { ref: ReservationRef; costMicros: Micros }[] = [];
+    const exactIndexes: number[] = [];
+    const done: Lease[] = [];
+    items.forEach((item, i) => {
+      const leased = this.#admitted.get(item.ref.requestId);
+      if (!leased) {
+        exact.push(item);
+        exactIndexes.push(i);
+        return;
+      }
+      // The ledger row (with the lease's id) is written: the lease keeps what it cost, frees the rest.
+      this.#admitted.delete(item.ref.requestId);
+      const { lease, reserved } = leased;
+      const cost = Math.min(item.costMicros, reserved);
+      lease.consumed += cost;
+      lease.available += reserved - cost;
+      lease.inflight -= 1;
+      out[i] = true;
+      if (lease.retired && lease.inflight === 0) done.push(lease);
+    });
+    if (exact.length > 0) {
+      const settled = await this.#inner.settle(exact);
+      exactIndexes.forEach((i, j) => (out[i] = settled[j]!));
+    }
+    for (const lease of done) void this.#return(lease);
+    return out;
+  }
+
+  #retire(lease: Lease): void {
+    if (lease.retired) return;
+    lease.retired = true;
+    if (this.#active.get(lease.key) === lease) this.#active.delete(lease.key);
+    if (lease.inflight === 0) void this.#return(lease);
+  }
+
+  #retireDue(): void {
+    const now = Date.now();
+    for (const lease of this.#active.values()) if (now >= lease.admitUntil) this.#retire(lease);
+    for (const [key, until] of this.#refusedUntil) if (until <= now) this.#refusedUntil.delete(key);
+  }
+
+  /** Settles the lease to what it consumed (the pools get the rest back) and gives back unused requests. */
+  async #return(lease: Lease): Promise<void> {
+    if (lease.returned) return;
+    lease.returned = true;
+    try {
+      await this.#inner.settle([{ ref: lease.ref, costMicros: lease.consumed }]);
+      await this.#inner.refundRequests(lease.rules, lease.requests);
+      this.#open.delete(lease);
+    } catch (error) {
+      // Redis away: try again on the next tick; the sweeper is the backstop (it settles from the ledger).
+      lease.returned = false;
+      this.#options.onError(error, 'returning an admission lease failed');
+      setTimeout(() => void this.#return(lease), 1000).unref();
+    }
+  }
+
+  /** Stops leasing and returns every lease (call after settlement has flushed: nothing is in flight). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#timer);
+    for (const lease of [...this.#active.values()]) this.#retire(lease);
+    const deadline = Date.now() + 5000;
+    while (this.#open.size > 0 && Date.now() < deadline) {
+      for (const lease of [...this.#open]) if (lease.inflight === 0) await this.#return(lease);
+      if (this.#open.size > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  checkpoint(items: readonly { ref: ReservationRef; entry: LedgerEntry }[]): Promise<void> {
+    return this.#inner.checkpoint(items);
+  }
+  expired(now: number, limit: number) {
+    return this.#inner.expired(now, limit);
+  }
+  heartbeat() {
+    return this.#inner.heartbeat();
+  }
+  orphaned(limit: number) {
+    return this.#inner.orphaned(limit);
+  }
+  leave() {
+    return this.#inner.leave();
+  }
+  settleExpired(requestId: string, costMicros: Micros, payerId?: string) {
+    return this.#inner.settleExpired(requestId, costMicros, payerId);
+  }
+  read(payerId: string, windows: AdmissionRequest['windows']) {
+    return this.#inner.read(payerId, windows);
+  }
+  raiseToLedger(...args: Parameters<NonNullable<RedisPoolStore['raiseToLedger']>>) {
+    return this.#inner.raiseToLedger(...args);
+  }
+}
+
+/** What a lease is for: one payer, class and set of windows, one set of rate rules (and their limits). */
+function leaseKey(request: AdmissionRequest): string {
+  const { windows } = request;
+  return `${request.payerId}|${request.class}|${windows.day.key}|${windows.week.key}|${windows.month.key}|${request.rateRules.map((rule) => `${rule.key}:${rule.limit}:${rule.periodMs}:${rule.burst ?? ''}`).join('|')}`;
+}
