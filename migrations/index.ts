@@ -19,7 +19,7 @@ import { Migration20261123060000_stats } from './Migration20261123060000_stats.t
 import { Migration20261124010000_enterprise } from './Migration20261124010000_enterprise.ts';
 import { Migration20261124030000_subscription } from './Migration20261124030000_subscription.ts';
 import { Migration20261124040000_signup_verification } from './Migration20261124040000_signup_verification.ts';
-import { Migration20261123160000_leases } from './Migration20261123160000_leases.ts';
+import { Migration20261124160000_leases } from './Migration20261124160000_leases.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000000_account', class: Migration20261121000000_account },
@@ -37,5 +37,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261124010000_enterprise', class: Migration20261124010000_enterprise },
   { name: 'Migration20261124030000_subscription', class: Migration20261124030000_subscription },
   { name: 'Migration20261124040000_signup_verification', class: Migration20261124040000_signup_verification },
-  { name: 'Migration20261123160000_leases', class: Migration20261123160000_leases },
+  { name: 'Migration20261124160000_leases', class: Migration20261124160000_leases },
 ];
