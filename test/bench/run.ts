@@ -25,6 +25,8 @@ import { parseDuration, runSoak } from './soak.ts';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
+/** `--leases`: svc with admission leases on (gateway.admissionLeases), for an A/B against the exact path. */
+const leasesOn = args.includes('--leases');
 const profile = args.includes('--profile');
 const svcLogLevel = args.find((a) => a.startsWith('--svc-log-level='))?.slice('--svc-log-level='.length);
 const svcNodeFlags = args.find((a) => a.startsWith('--svc-node-flags='))?.slice('--svc-node-flags='.length);
@@ -48,7 +50,7 @@ if (instancesArg !== undefined || soakArg !== undefined) {
   say(`bench: ${instancesArg !== undefined ? `instances ${instancesArg}` : `soak ${soakArg}`}${quick ? ' (quick)' : ''}; ${info.nproc} cores (${info.cpu}), Node ${info.node}, load ${info.loadavg.join(' ')}`);
   pinSelf(LOAD_CORE);
   const upstream = await startUpstream(logOf('upstream'));
-  const svcOptions = { ...(svcLogLevel ? { logLevel: svcLogLevel } : {}), ...(svcNodeFlags ? { nodeFlags: svcNodeFlags.split(' ') } : {}) };
+  const svcOptions = { ...(svcLogLevel ? { logLevel: svcLogLevel } : {}), ...(svcNodeFlags ? { nodeFlags: svcNodeFlags.split(' ') } : {}), ...(leasesOn ? { leases: true } : {}) };
   let passed: boolean;
   try {
     if (instancesArg !== undefined) {
@@ -107,6 +109,7 @@ try {
         ...(profile ? { profileDir: resolve(outDir, `${stamp}-profile`) } : {}),
         ...(svcLogLevel ? { logLevel: svcLogLevel } : {}),
         ...(svcNodeFlags ? { nodeFlags: svcNodeFlags.split(' ') } : {}),
+        ...(leasesOn ? { leases: true } : {}),
         searchUrl: searxng.url,
       });
       systems.push(svc);

@@ -37,7 +37,7 @@ export interface SvcSystem extends System {
 }
 
 /** Pools and limits so large the benchmark never meets them; everything else is the default config. */
-function benchConfig(prefix: string, logLevel?: string): object {
+function benchConfig(prefix: string, logLevel?: string, leases?: boolean): object {
   const huge = { day: 1_000_000, week: 5_000_000, month: 20_000_000 };
   return {
     server: { host: '127.0.0.1' },
@@ -45,7 +45,7 @@ function benchConfig(prefix: string, logLevel?: string): object {
     plans: { ...defaultPlans, free: { ...defaultPlans.free, requestsPerMinute: 100_000_000, pools: { fast: huge, premium: huge } } },
     rateLimits: { ipPerMinute: 100_000_000, concurrentStreamsPerAccount: 100_000 },
     // The default (256) caps concurrent requests per upstream: S4's 500 and S5's 1,000 streams need more.
-    gateway: { connectionsPerUpstream: 4096 },
+    gateway: { connectionsPerUpstream: 4096, ...(leases ? { admissionLeases: { enabled: true } } : {}) },
     // The search scenario measures the whole path every time: no answers from the short cache.
     search: { cacheSeconds: 0 },
     ...(logLevel ? { server: { host: '127.0.0.1', logLevel } } : {}),
@@ -53,6 +53,8 @@ function benchConfig(prefix: string, logLevel?: string): object {
 }
 
 export interface SvcOptions {
+  /** Admission leases on (`gateway.admissionLeases.enabled`), for an A/B with `--leases`. */
+  leases?: boolean;
   /** Write a V8 CPU profile of svc into this directory (`node --cpu-prof`). */
   profileDir?: string;
   /** Override `server.logLevel` (default: svc's own default, `info`). */
@@ -105,7 +107,7 @@ export async function startSvcGroup(upstream: Upstream, count: number, logOf: (i
   await admin.connect();
   await admin.query(`create database "${database}"`);
   const databaseUrl = Object.assign(new URL(PG_ADMIN), { pathname: `/${database}` }).toString();
-  writeFileSync(configPath, stringify(benchConfig(prefix, options.logLevel)));
+  writeFileSync(configPath, stringify(benchConfig(prefix, options.logLevel, options.leases)));
 
   const children: Child[] = [];
   const instances: { origin: string; pid: number }[] = [];
