@@ -338,7 +338,7 @@ const FileConfigModel = z.strictObject({
       admissionLeases: z
         .strictObject({
           enabled: z.boolean().default(false),
-          /** Worst cases of the request that takes a lease, and requests per lease. */
+          /** Most worst cases (of the request that takes it) and requests per lease; fewer as a pool fills. */
           chunkRequests: z.number().int().min(2).max(1000).default(32),
           admitWindowSeconds: z.number().positive().max(300).default(5),
         })

@@ -1,13 +1,14 @@
 /**
  * Admission leases (issue 16): admission without a Redis round trip on the common path. An instance takes a
- * lease per payer, class, windows and rate-rule set — `chunkRequests` worst cases of micros from the day,
- * week and month pools and up to as many requests from every rate rule — in one script; the lease counts
+ * lease per payer, class, windows and rate-rule set — up to `chunkRequests` worst cases of micros from the
+ * day, week and month pools (at most a quarter of what is left, so leases shrink as a pool fills) and as
+ * many requests from every rate rule — in one script; the lease counts
  * as reserved in Redis (a reservation record, index entry and instance-set entry like any other), so the
  * instances together can never admit beyond a pool or a limit. While the lease covers a request's worst
  * case and has a request left, the request is admitted here, in memory.
  *
- * - Near the end of a pool (less than two chunks left in a window) no lease is granted: requests go through
- *   the exact one-request script, so a small pool admits exactly up to its end.
+ * - Near the end of a pool (fewer than eight worst cases left in a window) no lease is granted: requests go
+ *   through the exact one-request script, so a small pool admits exactly up to its end.
  * - A lease admits for `admitWindowMs`; then (or when it cannot cover a request) it retires, and once the
  *   requests it admitted have settled — their ledger rows written with its id — what it did not use goes
  *   back: the pools move by consumed − leased (the settlement script), unused rate-limit requests are given
@@ -124,9 +125,8 @@ export class LeasingPoolStore implements PoolStore {
     if (pending) return pending;
     const taking = (async () => {
       const id = `${LEASE_PREFIX}${randomBytes(12).toString('base64url')}`;
-      const micros = request.reserveMicros * this.#options.chunkRequests;
-      if (micros <= 0) return null;
-      const granted = await this.#inner.takeLease(id, request, this.#options.chunkRequests, micros, this.#options.admitWindowMs + this.#options.reservationTtlMs);
+      if (request.reserveMicros <= 0) return null;
+      const granted = await this.#inner.takeLease(id, request, this.#options.chunkRequests, request.reserveMicros, this.#options.admitWindowMs + this.#options.reservationTtlMs);
       if (!granted) {
         this.#refusedUntil.set(key, Date.now() + this.#options.refusedForMs);
         if (this.#refusedUntil.size > 10_000) this.#refusedUntil.clear();
@@ -137,8 +137,8 @@ export class LeasingPoolStore implements PoolStore {
         key,
         ref: { requestId: id, payerId: request.payerId, class: request.class, windows: request.windows, stream: false },
         rules: request.rateRules,
-        micros,
-        available: micros,
+        micros: granted.micros,
+        available: granted.micros,
         consumed: 0,
         requests: granted.requests,
         inflight: 0,

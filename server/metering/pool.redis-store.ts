@@ -112,14 +112,15 @@ end
 return out
 `;
 /**
- * Takes an admission lease (pool.leasing-store.ts): up to `want` requests from every rate rule (as many as
- * all of them have right now) and `chunk` micros from the day, week and month pools — only while every
- * window has at least two chunks left, so near its end a pool is admitted one request at a time by the
- * exact script above. The lease is recorded like a reservation (same record shape, index and instance
+ * Takes an admission lease (pool.leasing-store.ts) of whole worst cases (`reserve` micros each): up to
+ * `want` of them, no more than every rate rule has requests left right now, and no more than a quarter of
+ * what is left in the tightest of the day, week and month pools — so leases shrink as a pool fills, and
+ * once fewer than two fit (under eight worst cases left) there is none: near its end a pool is admitted
+ * one request at a time by the exact script above. The lease is recorded like a reservation (same record shape, index and instance
  * set), so settling it to what it consumed returns the rest, and the sweeper finds it if its owner dies.
  * KEYS: rule keys (n), pool day/week/month, lease record, res:index, res:inst. ARGV: n, (emission,
- * tolerance) per rule, want, chunk, limits (3), expiries (3), lease id, record tail, ttl.
- * Returns {0} (no lease) or {1, requests}.
+ * tolerance) per rule, want, (unused), limits (3), expiries (3), lease id, record tail, ttl, reserve.
+ * Returns {0} (no lease) or {1, requests, micros}.
  */
 const leaseScript = `
 local n = tonumber(ARGV[1])
@@ -137,12 +138,16 @@ for i = 1, n do
   if available < tokens then tokens = available end
   tats[i] = tat
 end
-if tokens < 1 then return {0} end
-local chunk = tonumber(ARGV[a + 1])
+local reserve = tonumber(ARGV[a + 11])
+local room = math.huge
 for w = 1, 3 do
-  local used = tonumber(redis.call('GET', KEYS[n + w]) or '0')
-  if tonumber(ARGV[a + 1 + w]) - used < 2 * chunk then return {0} end
+  local left = tonumber(ARGV[a + 1 + w]) - tonumber(redis.call('GET', KEYS[n + w]) or '0')
+  if left < room then room = left end
 end
+local fit = math.floor(math.floor(room / 4) / reserve)
+if fit < tokens then tokens = fit end
+if tokens < 2 then return {0} end
+local chunk = tokens * reserve
 for i = 1, n do
   local new_tat = tats[i] + tonumber(ARGV[i * 2]) * tokens
   local ttl = math.ceil(new_tat - now)
@@ -157,7 +162,7 @@ local ttl = tonumber(ARGV[a + 10])
 redis.call('SET', KEYS[n + 4], chunk .. ARGV[a + 9], 'PX', ttl + 86400000)
 redis.call('ZADD', KEYS[n + 5], now + ttl, ARGV[a + 8])
 redis.call('SADD', KEYS[n + 6], ARGV[a + 8])
-return {1, tokens}
+return {1, tokens, chunk}
 `;
 
 /** KEYS: pool day/week/month. ARGV: floors (3), expiries (3). Returns how many counters were raised. */
@@ -303,17 +308,17 @@ export class RedisPoolStore implements PoolStore {
   }
 
   /**
-   * Takes an admission lease of `chunkMicros` and up to `wantRequests` requests of every rate rule for this
-   * payer, class and windows (pool.leasing-store.ts); null when the pools are near their end or a rule has
-   * nothing left. Only on a single Redis (the rules' keys may live on other slots of a cluster).
+   * Takes an admission lease of up to `wantRequests` worst cases (`reserveMicros` each) and as many requests
+   * of every rate rule, for this payer, class and windows (pool.leasing-store.ts); null when fewer than two
+   * fit (the pools are near their end, or a rule has nothing left). Only on a single Redis (the rules' keys may live on other slots of a cluster).
    */
   async takeLease(
     leaseId: string,
     request: Pick<AdmissionRequest, 'payerId' | 'class' | 'windows' | 'limits' | 'rateRules'>,
     wantRequests: number,
-    chunkMicros: Micros,
+    reserveMicros: Micros,
     ttlMs: number,
-  ): Promise<{ requests: number } | null> {
+  ): Promise<{ requests: number; micros: Micros } | null> {
     if (this.#cluster) return null;
     const { payerId, windows, rateRules, limits } = request;
     const keys = [
@@ -330,7 +335,7 @@ export class RedisPoolStore implements PoolStore {
     }
     args.push(
       wantRequests,
-      chunkMicros,
+      0,
       limits.day,
       limits.week,
       limits.month,
@@ -338,9 +343,10 @@ export class RedisPoolStore implements PoolStore {
       leaseId,
       `|${payerId}|${request.class}|${windows.day.key}|${windows.week.key}|${windows.month.key}|0|${this.#instanceId}`,
       ttlMs,
+      reserveMicros,
     );
     const result = await this.#redis.svcLease(keys.length, ...keys, ...args);
-    return result[0] === 1 ? { requests: result[1]! } : null;
+    return result[0] === 1 ? { requests: result[1]!, micros: result[2]! } : null;
   }
 
   /** Gives back rate-limit requests a lease took and did not use. */
