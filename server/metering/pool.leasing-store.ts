@@ -258,6 +258,9 @@ export class LeasingPoolStore implements PoolStore {
   raiseToLedger(...args: Parameters<NonNullable<RedisPoolStore['raiseToLedger']>>) {
     return this.#inner.raiseToLedger(...args);
   }
+  whenUnreconciled(reconcile: () => Promise<unknown>): void {
+    this.#inner.whenUnreconciled(reconcile);
+  }
 }
 
 /** What a lease is for: one payer, class and set of windows, one set of rate rules (and their limits). */

@@ -118,12 +118,14 @@ return out
  * once fewer than two fit (under eight worst cases left) there is none: near its end a pool is admitted
  * one request at a time by the exact script above. The lease is recorded like a reservation (same record shape, index and instance
  * set), so settling it to what it consumed returns the rest, and the sweeper finds it if its owner dies.
- * KEYS: rule keys (n), pool day/week/month, lease record, res:index, res:inst. ARGV: n, (emission,
+ * No lease while the pools are unreconciled (the epoch is missing): the exact script reconciles first.
+ * KEYS: rule keys (n), pool day/week/month, lease record, res:index, res:inst, epoch. ARGV: n, (emission,
  * tolerance) per rule, want, (unused), limits (3), expiries (3), lease id, record tail, ttl, reserve.
  * Returns {0} (no lease) or {1, requests, micros}.
  */
 const leaseScript = `
 local n = tonumber(ARGV[1])
+if redis.call('EXISTS', KEYS[n + 7]) == 0 then return {0} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local a = 2 + n * 2
@@ -327,6 +329,7 @@ export class RedisPoolStore implements PoolStore {
       `res:${leaseId}`,
       'res:index',
       `res:inst:${this.#instanceId}`,
+      EPOCH,
     ];
     const args: (string | number)[] = [rateRules.length];
     for (const rule of rateRules) {
