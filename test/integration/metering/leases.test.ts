@@ -113,7 +113,8 @@ describe('admission leases', () => {
       expect(row.n).toBeGreaterThanOrEqual(1);
       expect(row.n).toBeLessThanOrEqual(chunkRequests);
     }
-    expect(perLease.filter((row) => row.n < chunkRequests).length).toBeGreaterThan(0);
+    // (Whether a smaller lease was taken near the end depends on how the 200 requests interleave across the
+    // two instances: on a loaded machine every lease can be a full one. Exactness above is what must hold.)
     // Settled and the leases returned (their admit window is 0.5 s): the pool holds exactly what was billed.
     const billed = rows.reduce((sum, row) => sum + Number(row.cost_micros), 0);
     expect(billed).toBeLessThanOrEqual(largeLimit);
