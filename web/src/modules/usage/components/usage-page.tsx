@@ -1,14 +1,14 @@
 /** `/account/usage`: the member's pools drawn live, and their recent requests with what each cost. */
-import { useEffect, useId, useState } from 'react';
+import { useId } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { useMe } from '../../account/hooks/use-me.ts';
-import { modelClasses, usePackageName, usePlanText } from '../../plan/components/plan-labels.ts';
+import { usePackageName } from '../../plan/components/plan-labels.ts';
 import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import type { UsageFragment } from '../graphql/usage.fragment.ts';
 import { useLiveUsage, type LiveStatus } from '../hooks/use-live-usage.ts';
 import { FirstRequest } from './first-request.tsx';
-import { PoolGauge } from './pool-gauge.tsx';
+import { PoolClasses } from './pool-classes.tsx';
 import { UsageHistoryTable } from './usage-history-table.tsx';
 import './usage.css';
 
@@ -45,10 +45,8 @@ export function UsagePage() {
 
 function LiveUsage() {
   const { t } = useTranslation('usage');
-  const plan = usePlanText();
   const id = useId();
   const state = useLiveUsage();
-  const now = useMinuteClock();
   const { usage, history } = state;
   return (
     <>
@@ -65,20 +63,7 @@ function LiveUsage() {
         ) : !usage ? (
           <LoadingState label={t('pools.loading')} />
         ) : (
-          <div className="usage-classes">
-            {modelClasses.map((cls) => (
-              <section key={cls} className={`usage-class usage-class--${cls}`} aria-label={t('pools.classLabel', { class: plan.className(cls) })}>
-                <h3>{t('pools.classModels', { class: plan.className(cls) })}</h3>
-                <div className="gauges">
-                  {usage.pools
-                    .filter((pool) => pool.class === cls)
-                    .map((pool) => (
-                      <PoolGauge key={pool.window} pool={pool} timezone={usage.timezone} now={now} />
-                    ))}
-                </div>
-              </section>
-            ))}
-          </div>
+          <PoolClasses pools={usage.pools} timezone={usage.timezone} />
         )}
       </section>
 
@@ -133,14 +118,4 @@ function LiveBadge({ status }: { status: LiveStatus }) {
       {t(`live.${status}`)}
     </span>
   );
-}
-
-/** Now, refreshed every minute, for "resets in …". */
-function useMinuteClock(): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 30_000);
-    return () => clearInterval(timer);
-  }, []);
-  return now;
 }
