@@ -13,7 +13,7 @@ import { CopyButton } from '../../account/components/copy-button.tsx';
 import type { ApiKeyFragment } from '../../account/graphql/api-key.fragment.ts';
 import type { SessionFragment } from '../../account/graphql/session.fragment.ts';
 import { modelClasses, usePlanText } from '../../plan/components/plan-labels.ts';
-import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { PoolGauge } from '../../usage/components/pool-gauge.tsx';
 import { UsageHistoryTable } from '../../usage/components/usage-history-table.tsx';
 import '../../usage/components/usage.css';
@@ -29,6 +29,7 @@ import { AccountStatus, PackageBadge, RoleBadge } from './account-badges.tsx';
 import { ActionDialog } from './action-dialog.tsx';
 import { AuditTable } from './audit-table.tsx';
 import { OrganisationBadge, OrganisationPanel } from './organisation-panel.tsx';
+import { MoreButton } from './search-bar.tsx';
 
 /** How many of the account's latest requests the page shows. */
 const recentRequests = 15;
@@ -53,12 +54,11 @@ export function AccountDetailPage() {
       ) : !data ? (
         <LoadingState label={t('account.loading')} />
       ) : !account ? (
-        <div className="state state--empty">
-          <p className="state__title">{t('account.notFound')}</p>
+        <EmptyState title={t('account.notFound')}>
           <p>
             <Trans t={t} i18nKey="account.notFoundHint" values={{ id }} components={{ code: <code />, search: <Link to="/admin/accounts" /> }} />
           </p>
-        </div>
+        </EmptyState>
       ) : (
         <>
           <AccountHeader account={account} />
@@ -406,11 +406,7 @@ function AccountAudit({ accountId }: { accountId: string }) {
         <>
           <AuditTable entries={page.nodes} showTarget={false} />
           {page.pageInfo.hasNextPage && (
-            <div className="actions">
-              <button type="button" className="button button--ghost" onClick={() => void more()} disabled={loadingMore}>
-                {loadingMore ? t('loadingMore') : t('account.audit.older')}
-              </button>
-            </div>
+            <MoreButton onMore={() => void more()} loadingMore={loadingMore} label={t('account.audit.older')} loadingLabel={t('loadingMore')} />
           )}
         </>
       )}
@@ -432,9 +428,8 @@ function Section({ title, note, children }: { title: string; note?: ReactNode; c
 
 function Empty({ title, text }: { title: string; text: ReactNode }) {
   return (
-    <div className="state state--empty state--compact">
-      <p className="state__title">{title}</p>
+    <EmptyState title={title} compact>
       <p>{text}</p>
-    </div>
+    </EmptyState>
   );
 }

@@ -15,7 +15,7 @@ import { ApplicationFacts, ApplicationStateBadge, ApplicationTimeline } from '..
 import '../../enterprise/components/enterprise.css';
 import { ENTERPRISE_APPLICATION_CHANGED_SUBSCRIPTION } from '../../enterprise/graphql/enterprise-application-changed.subscription.ts';
 import { usePlanText } from '../../plan/components/plan-labels.ts';
-import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { ASSIGNABLE_PLANS_QUERY } from '../graphql/assignable-plans.query.ts';
 import { APPROVE_ENTERPRISE_APPLICATION } from '../graphql/approve-enterprise-application.mutation.ts';
 import { ENTERPRISE_APPLICATION_QUERY, type ApplicationDetail } from '../graphql/enterprise-application.query.ts';
@@ -43,12 +43,11 @@ export function ApplicationDetailPage() {
       ) : !data ? (
         <LoadingState label={t('review.detail.loading')} />
       ) : !application ? (
-        <div className="state state--empty">
-          <p className="state__title">{t('review.detail.notFound')}</p>
+        <EmptyState title={t('review.detail.notFound')}>
           <p>
             <Trans t={t} i18nKey="review.detail.notFoundHint" values={{ id }} components={{ code: <code />, queue: <Link to="/admin/applications" /> }} />
           </p>
-        </div>
+        </EmptyState>
       ) : (
         <>
           <header className="account-header">

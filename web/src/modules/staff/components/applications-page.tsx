@@ -15,8 +15,9 @@ import '../../usage/components/usage.css';
 import { ENTERPRISE_APPLICATION_CHANGED_SUBSCRIPTION } from '../../enterprise/graphql/enterprise-application-changed.subscription.ts';
 import type { EnterpriseApplicationState } from '../../enterprise/graphql/enterprise-application.fragment.ts';
 import { useCountryName } from '../../enterprise/hooks/use-countries.ts';
-import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { ENTERPRISE_APPLICATIONS_QUERY, type ReviewApplication } from '../graphql/enterprise-applications.query.ts';
+import { MoreButton } from './search-bar.tsx';
 
 const pageSize = 50;
 const filters = ['pending_review', 'approved', 'rejected', 'withdrawn', 'all'] as const;
@@ -102,10 +103,9 @@ export function ApplicationsPage() {
       ) : !page ? (
         <LoadingState label={t('review.loading')} />
       ) : page.nodes.length === 0 ? (
-        <div className="state state--empty">
-          <p className="state__title">{t(`review.empty.${filter}`)}</p>
+        <EmptyState title={t(`review.empty.${filter}`)}>
           <p>{filter === 'pending_review' ? t('review.emptyHintPending') : t('review.emptyHint')}</p>
-        </div>
+        </EmptyState>
       ) : (
         <>
           <p className="admin-count muted">
@@ -113,11 +113,7 @@ export function ApplicationsPage() {
           </p>
           <QueueTable applications={page.nodes} arrived={arrived} showState={filter === 'all'} />
           {page.pageInfo.hasNextPage && (
-            <div className="actions">
-              <button type="button" className="button button--ghost" onClick={() => void more()} disabled={loadingMore}>
-                {loadingMore ? t('staff:loadingMore') : t('review.more')}
-              </button>
-            </div>
+            <MoreButton onMore={() => void more()} loadingMore={loadingMore} label={t('review.more')} loadingLabel={t('staff:loadingMore')} />
           )}
         </>
       )}

@@ -8,7 +8,7 @@ import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { useFormat } from '../../../lib/format.ts';
-import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { STAFF_ORGANISATION_QUERY } from '../graphql/staff-organisation.query.ts';
 
 export function OrganisationPanel({ organisationId }: { organisationId: string }) {
@@ -57,9 +57,7 @@ export function OrganisationPanel({ organisationId }: { organisationId: string }
         </Section>
         <Section title={t('keys.heading')}>
           {organisation.keys.length === 0 ? (
-            <div className="state state--empty state--compact">
-              <p className="state__title">{t('keys.empty')}</p>
-            </div>
+            <EmptyState title={t('keys.empty')} compact />
           ) : (
             <div className="table-scroll">
               <table className="admin-table admin-table--rows">
@@ -95,9 +93,7 @@ export function OrganisationPanel({ organisationId }: { organisationId: string }
       </div>
       <Section title={t('connections.heading')}>
         {organisation.connections.length === 0 ? (
-          <div className="state state--empty state--compact">
-            <p className="state__title">{t('connections.empty')}</p>
-          </div>
+          <EmptyState title={t('connections.empty')} compact />
         ) : (
           <div className="table-scroll">
             <table className="admin-table admin-table--rows">
