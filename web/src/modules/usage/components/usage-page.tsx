@@ -2,9 +2,9 @@
 import { useId } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
-import { useMe } from '../../account/hooks/use-me.ts';
 import { usePackageName } from '../../plan/components/plan-labels.ts';
 import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { SignedIn, SignInPrompt } from '../../shell/components/signed-in.tsx';
 import type { UsageFragment } from '../graphql/usage.fragment.ts';
 import { useLiveUsage, type LiveStatus } from '../hooks/use-live-usage.ts';
 import { FirstRequest } from './first-request.tsx';
@@ -14,7 +14,6 @@ import './usage.css';
 
 export function UsagePage() {
   const { t } = useTranslation(['usage', 'shell']);
-  const { me, loading, error, retry } = useMe();
   return (
     <div className="container page">
       <title>{t('shell:pageTitle', { page: t('title') })}</title>
@@ -24,21 +23,13 @@ export function UsagePage() {
         </p>
         <h1>{t('title')}</h1>
       </header>
-      {error ? (
-        <ErrorState title={t('loadError')} error={error} onRetry={retry} retrying={loading} />
-      ) : me === undefined ? (
-        <LoadingState label={t('checkingSession')} />
-      ) : me === null ? (
-        <div className="state state--empty usage-sign-in">
-          <p className="state__title">{t('signIn.title')}</p>
-          <p>{t('signIn.body')}</p>
-          <Link className="button" to="/account">
-            {t('signIn.action')}
-          </Link>
-        </div>
-      ) : (
-        <LiveUsage />
-      )}
+      <SignedIn
+        loadError={t('loadError')}
+        loadingLabel={t('checkingSession')}
+        signedOut={<SignInPrompt className="usage-sign-in" title={t('signIn.title')} body={t('signIn.body')} action={t('signIn.action')} />}
+      >
+        {() => <LiveUsage />}
+      </SignedIn>
     </div>
   );
 }
