@@ -9,6 +9,7 @@ import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { useFormat } from '../../../lib/format.ts';
 import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { ConnectionsTable } from '../../enterprise/components/connections-table.tsx';
 import { STAFF_ORGANISATION_QUERY } from '../graphql/staff-organisation.query.ts';
 
 export function OrganisationPanel({ organisationId }: { organisationId: string }) {
@@ -95,36 +96,15 @@ export function OrganisationPanel({ organisationId }: { organisationId: string }
         {organisation.connections.length === 0 ? (
           <EmptyState title={t('connections.empty')} compact />
         ) : (
-          <div className="table-scroll">
-            <table className="admin-table admin-table--rows">
-              <thead>
-                <tr>
-                  <th scope="col">{t('connections.columns.key')}</th>
-                  <th scope="col">{t('connections.columns.ip')}</th>
-                  <th scope="col">{t('connections.columns.firstSeen')}</th>
-                  <th scope="col">{t('connections.columns.lastSeen')}</th>
-                  <th scope="col" className="num">
-                    {t('connections.columns.requests')}
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {organisation.connections.map((connection) => (
-                  <tr key={`${connection.keyId}-${connection.ip}`}>
-                    <td>
-                      {connection.keyName} <code className="muted">{connection.keyPrefix}…</code>
-                    </td>
-                    <td>
-                      <code>{connection.ip}</code>
-                    </td>
-                    <td className="nowrap">{format.dateTime(connection.firstSeenAt)}</td>
-                    <td className="nowrap">{format.dateTime(connection.lastSeenAt)}</td>
-                    <td className="num">{format.integer(connection.requestCount)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ConnectionsTable
+            connections={organisation.connections}
+            className="admin-table admin-table--rows"
+            keyCell={(connection) => (
+              <>
+                {connection.keyName} <code className="muted">{connection.keyPrefix}…</code>
+              </>
+            )}
+          />
         )}
       </Section>
     </>
