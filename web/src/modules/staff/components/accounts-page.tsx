@@ -1,12 +1,12 @@
 /** `/admin/accounts`: find an account by part of its email or by its id; newest accounts first. */
 import { useQuery } from '@apollo/client/react';
-import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useSearchParams } from 'react-router';
 import { useFormat } from '../../../lib/format.ts';
 import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { ACCOUNTS_QUERY } from '../graphql/accounts.query.ts';
 import type { StaffAccountFragment } from '../graphql/staff-account.fragment.ts';
+import { appendPage, useLoadMore } from '../hooks/use-load-more.ts';
 import { AccountStatus, PackageBadge, RoleBadge } from './account-badges.tsx';
 import { MoreButton, SearchBar } from './search-bar.tsx';
 
@@ -20,23 +20,14 @@ export function AccountsPage() {
     variables: { search: search || null, first: pageSize },
     notifyOnNetworkStatusChange: true,
   });
-  const [loadingMore, setLoadingMore] = useState(false);
   const page = (data ?? previousData)?.accounts;
 
-  const more = async () => {
-    if (!page?.pageInfo.endCursor) return;
-    setLoadingMore(true);
-    try {
-      await fetchMore({
-        variables: { after: page.pageInfo.endCursor },
-        updateQuery: (previous, { fetchMoreResult }) => ({
-          accounts: { nodes: [...previous.accounts.nodes, ...fetchMoreResult.accounts.nodes], pageInfo: fetchMoreResult.accounts.pageInfo },
-        }),
-      });
-    } finally {
-      setLoadingMore(false);
-    }
-  };
+  const [loadingMore, more] = useLoadMore(page?.pageInfo.endCursor, (after) =>
+    fetchMore({
+      variables: { after },
+      updateQuery: (previous, { fetchMoreResult }) => ({ accounts: appendPage(previous.accounts, fetchMoreResult.accounts) }),
+    }),
+  );
 
   return (
     <div className="admin-page">

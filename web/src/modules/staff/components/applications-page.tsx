@@ -17,6 +17,7 @@ import type { EnterpriseApplicationState } from '../../enterprise/graphql/enterp
 import { useCountryName } from '../../enterprise/hooks/use-countries.ts';
 import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { ENTERPRISE_APPLICATIONS_QUERY, type ReviewApplication } from '../graphql/enterprise-applications.query.ts';
+import { appendPage, useLoadMore } from '../hooks/use-load-more.ts';
 import { MoreButton } from './search-bar.tsx';
 
 const pageSize = 50;
@@ -47,27 +48,17 @@ export function ApplicationsPage() {
       refreshing.current ??= refetch().catch(() => undefined).finally(() => (refreshing.current = null));
     },
   });
-  const [loadingMore, setLoadingMore] = useState(false);
   const page = (data ?? previousData)?.enterpriseApplications;
   const live = subscription.error ? 'interrupted' : 'live';
 
-  const more = async () => {
-    if (!page?.pageInfo.endCursor) return;
-    setLoadingMore(true);
-    try {
-      await fetchMore({
-        variables: { after: page.pageInfo.endCursor },
-        updateQuery: (previous, { fetchMoreResult }) => ({
-          enterpriseApplications: {
-            nodes: [...previous.enterpriseApplications.nodes, ...fetchMoreResult.enterpriseApplications.nodes],
-            pageInfo: fetchMoreResult.enterpriseApplications.pageInfo,
-          },
-        }),
-      });
-    } finally {
-      setLoadingMore(false);
-    }
-  };
+  const [loadingMore, more] = useLoadMore(page?.pageInfo.endCursor, (after) =>
+    fetchMore({
+      variables: { after },
+      updateQuery: (previous, { fetchMoreResult }) => ({
+        enterpriseApplications: appendPage(previous.enterpriseApplications, fetchMoreResult.enterpriseApplications),
+      }),
+    }),
+  );
 
   return (
     <div className="admin-page">

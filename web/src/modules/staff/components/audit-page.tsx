@@ -5,6 +5,7 @@ import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
 import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { AUDIT_LOG_QUERY, type AuditLogFilter } from '../graphql/audit-log.query.ts';
+import { appendPage, useLoadMore } from '../hooks/use-load-more.ts';
 import { AuditTable } from './audit-table.tsx';
 import { auditActions, targetTypes, useAuditText } from './labels.ts';
 import { MoreButton } from './search-bar.tsx';
@@ -42,7 +43,6 @@ export function AuditPage() {
     variables: { filter, first: pageSize },
     notifyOnNetworkStatusChange: true,
   });
-  const [loadingMore, setLoadingMore] = useState(false);
   const page = (data ?? previousData)?.auditLog;
 
   const submit = (event: FormEvent) => {
@@ -51,20 +51,12 @@ export function AuditPage() {
     for (const [key, value] of Object.entries(draft)) if (value.trim()) next[key] = value.trim();
     setParams(next);
   };
-  const more = async () => {
-    if (!page?.pageInfo.endCursor) return;
-    setLoadingMore(true);
-    try {
-      await fetchMore({
-        variables: { after: page.pageInfo.endCursor },
-        updateQuery: (previous, { fetchMoreResult }) => ({
-          auditLog: { nodes: [...previous.auditLog.nodes, ...fetchMoreResult.auditLog.nodes], pageInfo: fetchMoreResult.auditLog.pageInfo },
-        }),
-      });
-    } finally {
-      setLoadingMore(false);
-    }
-  };
+  const [loadingMore, more] = useLoadMore(page?.pageInfo.endCursor, (after) =>
+    fetchMore({
+      variables: { after },
+      updateQuery: (previous, { fetchMoreResult }) => ({ auditLog: appendPage(previous.auditLog, fetchMoreResult.auditLog) }),
+    }),
+  );
   const set = (key: keyof Draft) => (event: { target: { value: string } }) => setDraft({ ...draft, [key]: event.target.value });
 
   return (
