@@ -4,13 +4,13 @@
  * the organisation's own to mint and revoke; staff act on the account (package, disable) above.
  */
 import { useQuery } from '@apollo/client/react';
-import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { useFormat } from '../../../lib/format.ts';
 import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { ConnectionsTable } from '../../enterprise/components/connections-table.tsx';
 import { STAFF_ORGANISATION_QUERY } from '../graphql/staff-organisation.query.ts';
+import { AdminSection } from './admin-section.tsx';
 
 export function OrganisationPanel({ organisationId }: { organisationId: string }) {
   const { t } = useTranslation(['enterprise', 'staff']);
@@ -23,7 +23,7 @@ export function OrganisationPanel({ organisationId }: { organisationId: string }
   return (
     <>
       <div className="admin-columns">
-        <Section title={t('members.heading')}>
+        <AdminSection title={t('members.heading')}>
           <div className="table-scroll">
             <table className="admin-table admin-table--rows">
               <thead>
@@ -55,8 +55,8 @@ export function OrganisationPanel({ organisationId }: { organisationId: string }
               </tbody>
             </table>
           </div>
-        </Section>
-        <Section title={t('keys.heading')}>
+        </AdminSection>
+        <AdminSection title={t('keys.heading')}>
           {organisation.keys.length === 0 ? (
             <EmptyState title={t('keys.empty')} compact />
           ) : (
@@ -90,9 +90,9 @@ export function OrganisationPanel({ organisationId }: { organisationId: string }
               </table>
             </div>
           )}
-        </Section>
+        </AdminSection>
       </div>
-      <Section title={t('connections.heading')}>
+      <AdminSection title={t('connections.heading')}>
         {organisation.connections.length === 0 ? (
           <EmptyState title={t('connections.empty')} compact />
         ) : (
@@ -106,19 +106,8 @@ export function OrganisationPanel({ organisationId }: { organisationId: string }
             )}
           />
         )}
-      </Section>
+      </AdminSection>
     </>
-  );
-}
-
-function Section({ title, children }: { title: string; children: ReactNode }) {
-  return (
-    <section className="admin-section" aria-label={title}>
-      <div className="admin-section__head">
-        <h2>{title}</h2>
-      </div>
-      {children}
-    </section>
   );
 }
 
