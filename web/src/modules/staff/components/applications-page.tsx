@@ -15,6 +15,7 @@ import '../../usage/components/usage.css';
 import { ENTERPRISE_APPLICATION_CHANGED_SUBSCRIPTION } from '../../enterprise/graphql/enterprise-application-changed.subscription.ts';
 import type { EnterpriseApplicationState } from '../../enterprise/graphql/enterprise-application.fragment.ts';
 import { useCountryName } from '../../enterprise/hooks/use-countries.ts';
+import { LiveBadge } from '../../shell/components/live-badge.tsx';
 import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { ENTERPRISE_APPLICATIONS_QUERY, type ReviewApplication } from '../graphql/enterprise-applications.query.ts';
 import { appendPage, useLoadMore } from '../hooks/use-load-more.ts';
@@ -69,10 +70,7 @@ export function ApplicationsPage() {
           <p className="muted admin-head__note">{t('review.note')}</p>
         </div>
         <div className="review-head__right">
-          <span className={`live live--${live}`} role="status">
-            <span className="live__dot" aria-hidden="true" />
-            {t(`review.live.${live}`)}
-          </span>
+          <LiveBadge status={live} label={t(`review.live.${live}`)} />
           <div className="segmented" role="radiogroup" aria-label={t('review.filterLabel')}>
             {filters.map((option) => (
               <button

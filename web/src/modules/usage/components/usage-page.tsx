@@ -3,6 +3,7 @@ import { useId } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { usePackageName } from '../../plan/components/plan-labels.ts';
+import { LiveBadge } from '../../shell/components/live-badge.tsx';
 import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { SignedIn, SignInPrompt } from '../../shell/components/signed-in.tsx';
 import type { UsageFragment } from '../graphql/usage.fragment.ts';
@@ -47,7 +48,7 @@ function LiveUsage() {
             <h2 id={`${id}-pools`}>{t('pools.heading')}</h2>
             {usage && <PoolsSummary usage={usage} />}
           </div>
-          <LiveBadge status={state.live} />
+          <LiveStatusBadge status={state.live} />
         </div>
         {state.usageError && !usage ? (
           <ErrorState title={t('pools.loadError')} error={state.usageError} onRetry={state.retry} retrying={state.usageLoading} />
@@ -101,12 +102,7 @@ function PoolsSummary({ usage }: { usage: UsageFragment }) {
   );
 }
 
-function LiveBadge({ status }: { status: LiveStatus }) {
+function LiveStatusBadge({ status }: { status: LiveStatus }) {
   const { t } = useTranslation('usage');
-  return (
-    <span className={`live live--${status}`} role="status" title={status === 'live' ? t('live.title') : undefined}>
-      <span className="live__dot" aria-hidden="true" />
-      {t(`live.${status}`)}
-    </span>
-  );
+  return <LiveBadge status={status} label={t(`live.${status}`)} title={status === 'live' ? t('live.title') : undefined} />;
 }
