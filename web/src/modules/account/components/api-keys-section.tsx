@@ -4,10 +4,11 @@ import { useId, useState, type FormEvent } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
 import { useFormat } from '../../../lib/format.ts';
 import { EmptyState, ErrorState, LoadingState, ProblemLine } from '../../shell/components/query-state.tsx';
+import { useRowAction } from '../../shell/hooks/use-row-action.ts';
 import { API_KEYS_QUERY } from '../graphql/api-keys.query.ts';
 import { CREATE_API_KEY } from '../graphql/create-api-key.mutation.ts';
 import { REVOKE_API_KEY } from '../graphql/revoke-api-key.mutation.ts';
-import { CopyButton } from './copy-button.tsx';
+import { KeyTable, NewKeyNotice } from './key-table.tsx';
 
 export function ApiKeysSection() {
   const { t } = useTranslation('account');
@@ -20,7 +21,7 @@ export function ApiKeysSection() {
   const [name, setName] = useState('');
   const [created, setCreated] = useState<{ token: string; name: string } | null>(null);
   const [problem, setProblem] = useState<unknown>(null);
-  const [revoking, setRevoking] = useState<string | null>(null);
+  const [revoking, runOnRow] = useRowAction(setProblem);
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -35,20 +36,6 @@ export function ApiKeysSection() {
       setProblem(caught);
     }
   };
-  const remove = async (keyId: string, keyName: string) => {
-    if (!window.confirm(t('keys.confirmRevoke', { name: keyName }))) return;
-    setProblem(null);
-    setRevoking(keyId);
-    try {
-      await revoke({ variables: { id: keyId } });
-      await refetch();
-    } catch (caught) {
-      setProblem(caught);
-    } finally {
-      setRevoking(null);
-    }
-  };
-
   return (
     <section className="section" aria-labelledby={`${id}-heading`}>
       <div className="section__head">
@@ -58,20 +45,13 @@ export function ApiKeysSection() {
         </p>
       </div>
       {created && (
-        <div className="new-key" role="status">
-          <p className="new-key__title">
-            <Trans t={t} i18nKey="keys.created" values={{ name: created.name }} components={{ strong: <strong /> }} />
-          </p>
-          <div className="new-key__row">
-            <code className="new-key__token" data-testid="new-key-token">
-              {created.token}
-            </code>
-            <CopyButton value={created.token} />
-          </div>
-          <button type="button" className="button button--ghost" onClick={() => setCreated(null)}>
-            {t('keys.copiedIt')}
-          </button>
-        </div>
+        <NewKeyNotice
+          title={<Trans t={t} i18nKey="keys.created" values={{ name: created.name }} components={{ strong: <strong /> }} />}
+          token={created.token}
+          testId="new-key-token"
+          dismissLabel={t('keys.copiedIt')}
+          onDismiss={() => setCreated(null)}
+        />
       )}
       <form className="form form--inline" onSubmit={submit} aria-label={t('keys.createLabel')}>
         <label className="field" htmlFor={`${id}-name`}>
@@ -92,40 +72,27 @@ export function ApiKeysSection() {
           <p className="muted">{t('keys.emptyHint')}</p>
         </EmptyState>
       ) : (
-        <div className="table-scroll">
-          <table className="data-table">
-            <thead>
-              <tr>
-                <th scope="col">{t('keys.columns.name')}</th>
-                <th scope="col">{t('keys.columns.key')}</th>
-                <th scope="col">{t('keys.columns.created')}</th>
-                <th scope="col">{t('keys.columns.lastUsed')}</th>
-                <th scope="col">
-                  <span className="visually-hidden">{t('keys.columns.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.apiKeys.map((key) => (
-                <tr key={key.id}>
-                  <td>{key.name}</td>
-                  <td>
-                    <code>
-                      {key.prefix}…{key.last4}
-                    </code>
-                  </td>
-                  <td>{when(key.createdAt)}</td>
-                  <td>{when(key.lastUsedAt)}</td>
-                  <td className="data-table__actions">
-                    <button type="button" className="button button--ghost" disabled={revoking === key.id} onClick={() => void remove(key.id, key.name)}>
-                      {revoking === key.id ? t('keys.revoking') : t('keys.revoke')}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <KeyTable
+          keys={data.apiKeys}
+          text={{
+            name: t('keys.columns.name'),
+            key: t('keys.columns.key'),
+            created: t('keys.columns.created'),
+            lastUsed: t('keys.columns.lastUsed'),
+            actions: t('keys.columns.actions'),
+            revoke: t('keys.revoke'),
+            revoking: t('keys.revoking'),
+          }}
+          created={(key) => when(key.createdAt)}
+          lastUsed={(key) => when(key.lastUsedAt)}
+          onRevoke={(key) =>
+            void runOnRow(key.id, t('keys.confirmRevoke', { name: key.name }), async () => {
+              await revoke({ variables: { id: key.id } });
+              await refetch();
+            })
+          }
+          revoking={revoking}
+        />
       )}
     </section>
   );

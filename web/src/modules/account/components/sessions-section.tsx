@@ -4,6 +4,7 @@ import { useId, useState } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
 import { useFormat } from '../../../lib/format.ts';
 import { EmptyState, ErrorState, LoadingState, ProblemLine } from '../../shell/components/query-state.tsx';
+import { useRowAction } from '../../shell/hooks/use-row-action.ts';
 import { REVOKE_OTHER_SESSIONS } from '../graphql/revoke-other-sessions.mutation.ts';
 import { REVOKE_SESSION } from '../graphql/revoke-session.mutation.ts';
 import type { SessionFragment } from '../graphql/session.fragment.ts';
@@ -32,23 +33,14 @@ export function SessionsSection({ onSignedOut }: { onSignedOut(): Promise<void> 
   const [revoke] = useMutation(REVOKE_SESSION);
   const [revokeOthers, othersState] = useMutation(REVOKE_OTHER_SESSIONS);
   const [problem, setProblem] = useState<unknown>(null);
-  const [busy, setBusy] = useState<string | null>(null);
+  const [busy, runOnRow] = useRowAction(setProblem);
 
-  const end = async (session: SessionFragment) => {
-    const question = session.current ? t('sessions.confirmCurrent') : t('sessions.confirmOther', { name: describe(session) });
-    if (!window.confirm(question)) return;
-    setProblem(null);
-    setBusy(session.id);
-    try {
+  const end = (session: SessionFragment) =>
+    runOnRow(session.id, session.current ? t('sessions.confirmCurrent') : t('sessions.confirmOther', { name: describe(session) }), async () => {
       await revoke({ variables: { id: session.id } });
       if (session.current) await onSignedOut();
       else await refetch();
-    } catch (caught) {
-      setProblem(caught);
-    } finally {
-      setBusy(null);
-    }
-  };
+    });
   const endOthers = async () => {
     if (!window.confirm(t('sessions.confirmOthers'))) return;
     setProblem(null);

@@ -7,9 +7,9 @@ import { useId, useState } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { useFormat } from '../../../lib/format.ts';
-import { useMe } from '../../account/hooks/use-me.ts';
 import { usePackageName } from '../../plan/components/plan-labels.ts';
 import { EmptyState, ErrorState, LoadingState, ProblemLine } from '../../shell/components/query-state.tsx';
+import { SignedIn } from '../../shell/components/signed-in.tsx';
 import type { OrderFragment } from '../graphql/order.fragment.ts';
 import { ORDERS_QUERY } from '../graphql/orders.query.ts';
 import { CANCEL_SUBSCRIPTION } from '../graphql/cancel-subscription.mutation.ts';
@@ -24,7 +24,6 @@ import './billing.css';
 
 export function BillingPage() {
   const { t } = useTranslation(['billing', 'shell']);
-  const { me, loading, error, retry } = useMe();
   return (
     <div className="container page">
       <title>{t('shell:pageTitle', { page: t('billing.title') })}</title>
@@ -34,18 +33,14 @@ export function BillingPage() {
         </p>
         <h1>{t('billing.title')}</h1>
       </header>
-      {error ? (
-        <ErrorState title={t('billing.loadError')} error={error} onRetry={retry} retrying={loading} />
-      ) : me === undefined ? (
-        <LoadingState label={t('billing.loading')} />
-      ) : me === null ? (
-        <SignInFirst />
-      ) : (
-        <>
-          <CurrentPeriod />
-          <Orders />
-        </>
-      )}
+      <SignedIn loadError={t('billing.loadError')} loadingLabel={t('billing.loading')} signedOut={<SignInFirst />}>
+        {() => (
+          <>
+            <CurrentPeriod />
+            <Orders />
+          </>
+        )}
+      </SignedIn>
     </div>
   );
 }

@@ -9,9 +9,9 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate, useParams } from 'react-router';
 import { useFormat } from '../../../lib/format.ts';
-import { useMe } from '../../account/hooks/use-me.ts';
 import { usePackageName } from '../../plan/components/plan-labels.ts';
-import { ErrorState, LoadingState, ProblemLine } from '../../shell/components/query-state.tsx';
+import { EmptyState, ErrorState, LoadingState, ProblemLine } from '../../shell/components/query-state.tsx';
+import { SignedIn, SignInPrompt } from '../../shell/components/signed-in.tsx';
 import { CHECKOUT } from '../graphql/checkout.mutation.ts';
 import type { OrderFragment } from '../graphql/order.fragment.ts';
 import { useLiveOrder, type LiveStatus } from '../hooks/use-live-order.ts';
@@ -24,7 +24,6 @@ import './billing.css';
 export function CheckoutPage() {
   const { t } = useTranslation(['billing', 'shell']);
   const { orderId = '' } = useParams();
-  const { me, loading, error, retry } = useMe();
   return (
     <div className="container page">
       <title>{t('shell:pageTitle', { page: t('checkout.title') })}</title>
@@ -34,15 +33,9 @@ export function CheckoutPage() {
         </p>
         <h1>{t('checkout.title')}</h1>
       </header>
-      {error ? (
-        <ErrorState title={t('checkout.loadError')} error={error} onRetry={retry} retrying={loading} />
-      ) : me === undefined ? (
-        <LoadingState label={t('checkout.loading')} />
-      ) : me === null ? (
-        <SignInFirst />
-      ) : (
-        <LiveCheckout orderId={orderId} />
-      )}
+      <SignedIn loadError={t('checkout.loadError')} loadingLabel={t('checkout.loading')} signedOut={<SignInFirst />}>
+        {() => <LiveCheckout orderId={orderId} />}
+      </SignedIn>
     </div>
   );
 }
@@ -50,13 +43,7 @@ export function CheckoutPage() {
 export function SignInFirst() {
   const { t } = useTranslation('billing');
   return (
-    <div className="state state--empty">
-      <p className="state__title">{t('signIn.title')}</p>
-      <p>{t('signIn.body')}</p>
-      <Link className="button" to="/account">
-        {t('signIn.action')}
-      </Link>
-    </div>
+    <SignInPrompt title={t('signIn.title')} body={t('signIn.body')} action={t('signIn.action')} />
   );
 }
 
@@ -67,13 +54,12 @@ function LiveCheckout({ orderId }: { orderId: string }) {
   if (order === undefined) return <LoadingState label={t('checkout.loading')} />;
   if (order === null) {
     return (
-      <div className="state state--empty">
-        <p className="state__title">{t('checkout.notFound')}</p>
+      <EmptyState title={t('checkout.notFound')}>
         <p>{t('checkout.notFoundHint')}</p>
         <Link className="button button--ghost" to="/account/billing">
           {t('checkout.toBilling')}
         </Link>
-      </div>
+      </EmptyState>
     );
   }
   return (

@@ -2,8 +2,8 @@
 import { useQuery } from '@apollo/client/react';
 import { useTranslation } from 'react-i18next';
 import { Link, useParams } from 'react-router';
-import { useMe } from '../../account/hooks/use-me.ts';
-import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { SignedIn } from '../../shell/components/signed-in.tsx';
 import { ORDER_QUERY } from '../graphql/order.query.ts';
 import { SignInFirst } from './checkout-page.tsx';
 import { OrderSummary } from './order-summary.tsx';
@@ -12,7 +12,6 @@ import './billing.css';
 export function ReceiptPage() {
   const { t } = useTranslation(['billing', 'shell']);
   const { orderId = '' } = useParams();
-  const { me, loading, error, retry } = useMe();
   return (
     <div className="container page page--narrow">
       <title>{t('shell:pageTitle', { page: t('receipt.title') })}</title>
@@ -22,15 +21,9 @@ export function ReceiptPage() {
         </p>
         <h1>{t('receipt.title')}</h1>
       </header>
-      {error ? (
-        <ErrorState title={t('receipt.loadError')} error={error} onRetry={retry} retrying={loading} />
-      ) : me === undefined ? (
-        <LoadingState label={t('receipt.loading')} />
-      ) : me === null ? (
-        <SignInFirst />
-      ) : (
-        <Receipt orderId={orderId} email={me.email} />
-      )}
+      <SignedIn loadError={t('receipt.loadError')} loadingLabel={t('receipt.loading')} signedOut={<SignInFirst />}>
+        {(me) => <Receipt orderId={orderId} email={me.email} />}
+      </SignedIn>
     </div>
   );
 }
@@ -43,10 +36,9 @@ function Receipt({ orderId, email }: { orderId: string; email: string }) {
   const order = data.order;
   if (!order) {
     return (
-      <div className="state state--empty">
-        <p className="state__title">{t('checkout.notFound')}</p>
+      <EmptyState title={t('checkout.notFound')}>
         <p>{t('checkout.notFoundHint')}</p>
-      </div>
+      </EmptyState>
     );
   }
   return (

@@ -5,11 +5,12 @@
  * the account page instead.
  */
 import { useMutation, useQuery } from '@apollo/client/react';
-import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { useId, useState, type FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate } from 'react-router';
 import { useErrorMessage } from '../../../lib/error-message.ts';
 import { useFormat } from '../../../lib/format.ts';
+import { useModal } from '../../shell/hooks/use-modal.ts';
 import type { PackagePriceFragment } from '../../plan/graphql/plan-package.fragment.ts';
 import { CHECKOUT } from '../graphql/checkout.mutation.ts';
 import { CHECKOUT_QUOTE_QUERY } from '../graphql/checkout-quote.query.ts';
@@ -57,7 +58,7 @@ function UpgradeDialog({ target, kind, onClose }: { target: UpgradeTarget; kind:
   const errorMessage = useErrorMessage();
   const navigate = useNavigate();
   const id = useId();
-  const dialog = useRef<HTMLDialogElement>(null);
+  const dialog = useModal();
   const { providers, error } = usePaymentProviders();
   const { data: term } = useQuery(SUBSCRIPTION_QUERY, { fetchPolicy: 'cache-and-network' });
   // A running period fixes the currency: upgrades and renewals are paid in the one it was paid in.
@@ -67,12 +68,6 @@ function UpgradeDialog({ target, kind, onClose }: { target: UpgradeTarget; kind:
   const [choice, setChoice] = useState<number>(0);
   const [checkout, state] = useMutation(CHECKOUT);
   const [problem, setProblem] = useState<unknown>(null);
-
-  useEffect(() => {
-    const element = dialog.current;
-    if (element && !element.open) element.showModal();
-    return () => element?.close();
-  }, []);
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();

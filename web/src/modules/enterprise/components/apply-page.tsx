@@ -10,8 +10,8 @@ import { useId, useState, type FormEvent, type ReactNode } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { useFormat } from '../../../lib/format.ts';
-import { useMe } from '../../account/hooks/use-me.ts';
 import { ErrorState, LoadingState, ProblemLine } from '../../shell/components/query-state.tsx';
+import { SignedIn, SignInPrompt } from '../../shell/components/signed-in.tsx';
 import type { EnterpriseApplicationFragment, EnterpriseApplicationKind } from '../graphql/enterprise-application.fragment.ts';
 import { MY_ENTERPRISE_APPLICATIONS_QUERY } from '../graphql/my-enterprise-applications.query.ts';
 import { SUBMIT_ENTERPRISE_APPLICATION } from '../graphql/submit-enterprise-application.mutation.ts';
@@ -24,7 +24,6 @@ import './enterprise.css';
 
 export function ApplyPage() {
   const { t } = useTranslation(['enterprise', 'shell']);
-  const { me, loading, error, retry } = useMe();
   return (
     <div className="container page enterprise-page">
       <title>{t('shell:pageTitle', { page: t('apply.title') })}</title>
@@ -35,15 +34,9 @@ export function ApplyPage() {
           <Trans t={t} i18nKey="apply.lead" components={{ docs: <Link to="/docs/enterprise" /> }} />
         </p>
       </header>
-      {error ? (
-        <ErrorState title={t('loadError')} error={error} onRetry={retry} retrying={loading} />
-      ) : me === undefined ? (
-        <LoadingState label={t('checkingSession')} />
-      ) : me === null ? (
-        <SignInFirst />
-      ) : (
-        <Applications email={me.email} />
-      )}
+      <SignedIn loadError={t('loadError')} loadingLabel={t('checkingSession')} signedOut={<SignInFirst />}>
+        {(me) => <Applications email={me.email} />}
+      </SignedIn>
     </div>
   );
 }
@@ -51,13 +44,7 @@ export function ApplyPage() {
 export function SignInFirst() {
   const { t } = useTranslation('enterprise');
   return (
-    <div className="state state--empty">
-      <p className="state__title">{t('signIn.title')}</p>
-      <p>{t('signIn.body')}</p>
-      <Link className="button" to="/account">
-        {t('signIn.action')}
-      </Link>
-    </div>
+    <SignInPrompt title={t('signIn.title')} body={t('signIn.body')} action={t('signIn.action')} />
   );
 }
 

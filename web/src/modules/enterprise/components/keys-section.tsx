@@ -6,8 +6,9 @@ import { useMutation } from '@apollo/client/react';
 import { useId, useState, type FormEvent } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
 import { useFormat } from '../../../lib/format.ts';
-import { CopyButton } from '../../account/components/copy-button.tsx';
+import { KeyTable, NewKeyNotice } from '../../account/components/key-table.tsx';
 import { EmptyState, ProblemLine } from '../../shell/components/query-state.tsx';
+import { useRowAction } from '../../shell/hooks/use-row-action.ts';
 import { CREATE_ORGANISATION_KEY } from '../graphql/create-organisation-key.mutation.ts';
 import type { OrganisationConsole } from '../graphql/organisation-console.query.ts';
 import { REVOKE_ORGANISATION_KEY } from '../graphql/revoke-organisation-key.mutation.ts';
@@ -46,7 +47,7 @@ export function KeysSection({ organisation }: { organisation: OrganisationConsol
   const [problem, setProblem] = useState<unknown>(null);
   const [local, setLocal] = useState<'nameRequired' | 'badCidr' | null>(null);
   const [badCidrs, setBadCidrs] = useState<string[]>([]);
-  const [revoking, setRevoking] = useState<string | null>(null);
+  const [revoking, runOnRow] = useRowAction(setProblem);
   const manage = organisation.viewerCanManageKeys;
   // The connection counts are pushed live; a key's stored last use may trail them by a flush.
   const lastUsed = (keyId: string, stored: string | null) =>
@@ -81,18 +82,6 @@ export function KeysSection({ organisation }: { organisation: OrganisationConsol
     }
   };
   const lastUsedText = (iso: string | null) => (iso ? format.dateTime(iso) : <span className="muted">{t('never')}</span>);
-  const remove = async (keyId: string, keyName: string) => {
-    if (!window.confirm(t('keys.confirmRevoke', { name: keyName, organisation: organisation.name }))) return;
-    setProblem(null);
-    setRevoking(keyId);
-    try {
-      await revoke({ variables: { id: keyId, organisationId: organisation.id } });
-    } catch (caught) {
-      setProblem(caught);
-    } finally {
-      setRevoking(null);
-    }
-  };
 
   return (
     <section className="section console-section" aria-labelledby={`${id}-heading`}>
@@ -103,20 +92,13 @@ export function KeysSection({ organisation }: { organisation: OrganisationConsol
         </p>
       </div>
       {created && (
-        <div className="new-key" role="status">
-          <p className="new-key__title">
-            <Trans t={t} i18nKey="keys.created" values={{ name: created.name }} components={{ strong: <strong /> }} />
-          </p>
-          <div className="new-key__row">
-            <code className="new-key__token" data-testid="new-org-key-token">
-              {created.token}
-            </code>
-            <CopyButton value={created.token} />
-          </div>
-          <button type="button" className="button button--ghost" onClick={() => setCreated(null)}>
-            {t('keys.copiedIt')}
-          </button>
-        </div>
+        <NewKeyNotice
+          title={<Trans t={t} i18nKey="keys.created" values={{ name: created.name }} components={{ strong: <strong /> }} />}
+          token={created.token}
+          testId="new-org-key-token"
+          dismissLabel={t('keys.copiedIt')}
+          onDismiss={() => setCreated(null)}
+        />
       )}
       {manage && (
         <form className="key-form" onSubmit={(event) => void submit(event)} noValidate aria-label={t('keys.createLabel')}>
@@ -172,56 +154,46 @@ export function KeysSection({ organisation }: { organisation: OrganisationConsol
           <p className="muted">{manage ? t('keys.emptyHint') : t('keys.emptyHintReadOnly')}</p>
         </EmptyState>
       ) : (
-        <div className="table-scroll">
-          <table className="data-table console-table">
-            <thead>
-              <tr>
-                <th scope="col">{t('keys.columns.name')}</th>
-                <th scope="col">{t('keys.columns.key')}</th>
-                <th scope="col">{t('keys.columns.allowList')}</th>
-                <th scope="col">{t('keys.columns.created')}</th>
-                <th scope="col">{t('keys.columns.lastUsed')}</th>
-                {manage && (
-                  <th scope="col">
-                    <span className="visually-hidden">{t('keys.columns.actions')}</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {organisation.keys.map((key) => (
-                <tr key={key.id} data-key={key.id}>
-                  <td>{key.name}</td>
-                  <td>
-                    <code>
-                      {key.prefix}…{key.last4}
-                    </code>
-                  </td>
-                  <td>
-                    {key.allowedCidrs.length === 0 ? (
-                      <span className="muted">{t('keys.anywhere')}</span>
-                    ) : (
-                      <span className="cidrs">
-                        {key.allowedCidrs.map((cidr) => (
-                          <code key={cidr}>{cidr}</code>
-                        ))}
-                      </span>
-                    )}
-                  </td>
-                  <td className="nowrap">{format.dateTime(key.createdAt)}</td>
-                  <td className="nowrap">{lastUsedText(lastUsed(key.id, key.lastUsedAt))}</td>
-                  {manage && (
-                    <td className="data-table__actions">
-                      <button type="button" className="button button--ghost" disabled={revoking === key.id} onClick={() => void remove(key.id, key.name)}>
-                        {revoking === key.id ? t('keys.revoking') : t('keys.revoke')}
-                      </button>
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <KeyTable
+          keys={organisation.keys}
+          className="data-table console-table"
+          dateClassName="nowrap"
+          text={{
+            name: t('keys.columns.name'),
+            key: t('keys.columns.key'),
+            created: t('keys.columns.created'),
+            lastUsed: t('keys.columns.lastUsed'),
+            actions: t('keys.columns.actions'),
+            revoke: t('keys.revoke'),
+            revoking: t('keys.revoking'),
+          }}
+          extra={[
+            {
+              header: t('keys.columns.allowList'),
+              cell: (key) =>
+                key.allowedCidrs.length === 0 ? (
+                  <span className="muted">{t('keys.anywhere')}</span>
+                ) : (
+                  <span className="cidrs">
+                    {key.allowedCidrs.map((cidr) => (
+                      <code key={cidr}>{cidr}</code>
+                    ))}
+                  </span>
+                ),
+            },
+          ]}
+          created={(key) => format.dateTime(key.createdAt)}
+          lastUsed={(key) => lastUsedText(lastUsed(key.id, key.lastUsedAt))}
+          onRevoke={
+            manage
+              ? (key) =>
+                  void runOnRow(key.id, t('keys.confirmRevoke', { name: key.name, organisation: organisation.name }), () =>
+                    revoke({ variables: { id: key.id, organisationId: organisation.id } }),
+                  )
+              : undefined
+          }
+          revoking={revoking}
+        />
       )}
     </section>
   );

@@ -8,6 +8,7 @@ import { useId, useState, type FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useFormat } from '../../../lib/format.ts';
 import { ProblemLine } from '../../shell/components/query-state.tsx';
+import { useRowAction } from '../../shell/hooks/use-row-action.ts';
 import { INVITE_ORGANISATION_MEMBER, type InvitationRole } from '../graphql/invite-organisation-member.mutation.ts';
 import type { OrganisationConsole } from '../graphql/organisation-console.query.ts';
 import type { OrganisationRole } from '../graphql/organisation.fragment.ts';
@@ -28,7 +29,7 @@ export function MembersSection({ organisation }: { organisation: OrganisationCon
   const [problem, setProblem] = useState<unknown>(null);
   const [emailProblem, setEmailProblem] = useState(false);
   const [added, setAdded] = useState<{ email: string; invited: boolean } | null>(null);
-  const [removing, setRemoving] = useState<string | null>(null);
+  const [removing, runOnRow] = useRowAction(setProblem);
   const manage = organisation.viewerCanManageMembers;
 
   const submit = async (event: FormEvent) => {
@@ -49,32 +50,17 @@ export function MembersSection({ organisation }: { organisation: OrganisationCon
       setProblem(caught);
     }
   };
-  const changeRole = async (accountId: string, memberEmail: string, next: OrganisationRole) => {
-    if (next === 'owner' && !window.confirm(t('members.confirmOwner', { email: memberEmail, organisation: organisation.name }))) return;
-    setProblem(null);
-    setRemoving(accountId);
-    try {
-      await setMemberRole({ variables: { organisationId: organisation.id, accountId, role: next } });
-    } catch (caught) {
-      setProblem(caught);
-    } finally {
-      setRemoving(null);
-    }
-  };
+  const changeRole = (accountId: string, memberEmail: string, next: OrganisationRole) =>
+    runOnRow(accountId, next === 'owner' ? t('members.confirmOwner', { email: memberEmail, organisation: organisation.name }) : null, () =>
+      setMemberRole({ variables: { organisationId: organisation.id, accountId, role: next } }),
+    );
   // An invitation is cancelled through the same mutation, by its id.
-  const onRemove = async (accountId: string, memberEmail: string, invitation = false) => {
-    const question = invitation ? t('members.confirmCancel', { email: memberEmail }) : t('members.confirmRemove', { email: memberEmail, organisation: organisation.name });
-    if (!window.confirm(question)) return;
-    setProblem(null);
-    setRemoving(accountId);
-    try {
-      await remove({ variables: { organisationId: organisation.id, accountId } });
-    } catch (caught) {
-      setProblem(caught);
-    } finally {
-      setRemoving(null);
-    }
-  };
+  const onRemove = (accountId: string, memberEmail: string, invitation = false) =>
+    runOnRow(
+      accountId,
+      invitation ? t('members.confirmCancel', { email: memberEmail }) : t('members.confirmRemove', { email: memberEmail, organisation: organisation.name }),
+      () => remove({ variables: { organisationId: organisation.id, accountId } }),
+    );
 
   return (
     <section className="section console-section" aria-labelledby={`${id}-heading`}>

@@ -1,18 +1,15 @@
 /** The organisation's pools and its recent requests, drawn with `/account/usage`'s own components. */
-import { useEffect, useId, useState } from 'react';
+import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
-import { modelClasses, usePlanText } from '../../plan/components/plan-labels.ts';
 import { EmptyState } from '../../shell/components/query-state.tsx';
-import { PoolGauge } from '../../usage/components/pool-gauge.tsx';
+import { PoolClasses } from '../../usage/components/pool-classes.tsx';
 import { UsageHistoryTable } from '../../usage/components/usage-history-table.tsx';
 import '../../usage/components/usage.css';
 import type { OrganisationConsole } from '../graphql/organisation-console.query.ts';
 
 export function OrganisationUsageSection({ organisation }: { organisation: OrganisationConsole }) {
-  const { t } = useTranslation(['enterprise', 'usage']);
-  const plan = usePlanText();
+  const { t } = useTranslation('enterprise');
   const id = useId();
-  const now = useMinuteClock();
   const { usage, usageHistory } = organisation;
   return (
     <>
@@ -23,20 +20,7 @@ export function OrganisationUsageSection({ organisation }: { organisation: Organ
             {t('usage.poolsNote', { currency: usage.currency, timezone: usage.timezone })}
           </p>
         </div>
-        <div className="usage-classes">
-          {modelClasses.map((cls) => (
-            <section key={cls} className={`usage-class usage-class--${cls}`} aria-label={t('usage:pools.classLabel', { class: plan.className(cls) })}>
-              <h3>{t('usage:pools.classModels', { class: plan.className(cls) })}</h3>
-              <div className="gauges">
-                {usage.pools
-                  .filter((pool) => pool.class === cls)
-                  .map((pool) => (
-                    <PoolGauge key={pool.window} pool={pool} timezone={usage.timezone} now={now} />
-                  ))}
-              </div>
-            </section>
-          ))}
-        </div>
+        <PoolClasses pools={usage.pools} timezone={usage.timezone} />
       </section>
       <section className="section console-section" aria-labelledby={`${id}-history`}>
         <div className="section__head">
@@ -53,13 +37,4 @@ export function OrganisationUsageSection({ organisation }: { organisation: Organ
       </section>
     </>
   );
-}
-
-function useMinuteClock(): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 30_000);
-    return () => clearInterval(timer);
-  }, []);
-  return now;
 }

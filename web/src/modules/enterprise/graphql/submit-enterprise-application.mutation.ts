@@ -1,16 +1,12 @@
 import { gql } from '@apollo/client';
 import type { TypedDocumentNode } from '@apollo/client';
-import { ENTERPRISE_APPLICATION_FRAGMENT, type EnterpriseApplicationFragment, type EnterpriseApplicationKind } from './enterprise-application.fragment.ts';
+import { ENTERPRISE_APPLICATION_FRAGMENT, type EnterpriseApplicationFragment } from './enterprise-application.fragment.ts';
 
-export interface EnterpriseApplicationInput {
-  kind: EnterpriseApplicationKind;
-  organisation: string;
-  contactEmail: string;
-  website: string | null;
-  country: string;
-  useCase: string;
-  expectedMonthlyTokens: number;
-}
+/** What the applicant fills in: the application's own fields, before staff or the server add theirs. */
+export type EnterpriseApplicationInput = Pick<
+  EnterpriseApplicationFragment,
+  'kind' | 'organisation' | 'contactEmail' | 'website' | 'country' | 'useCase' | 'expectedMonthlyTokens'
+>;
 
 /** A commercial application comes back approved (and its organisation made); an enterprise one pending. */
 export const SUBMIT_ENTERPRISE_APPLICATION: TypedDocumentNode<

@@ -12,9 +12,9 @@ export function LoadingState({ label }: { label: string }) {
   );
 }
 
-export function EmptyState({ title, children }: { title: string; children?: ReactNode }) {
+export function EmptyState({ title, compact = false, children }: { title: string; compact?: boolean; children?: ReactNode }) {
   return (
-    <div className="state state--empty">
+    <div className={compact ? 'state state--empty state--compact' : 'state state--empty'}>
       <p className="state__title">{title}</p>
       {children}
     </div>

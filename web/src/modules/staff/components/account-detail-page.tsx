@@ -13,7 +13,7 @@ import { CopyButton } from '../../account/components/copy-button.tsx';
 import type { ApiKeyFragment } from '../../account/graphql/api-key.fragment.ts';
 import type { SessionFragment } from '../../account/graphql/session.fragment.ts';
 import { modelClasses, usePlanText } from '../../plan/components/plan-labels.ts';
-import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { PoolGauge } from '../../usage/components/pool-gauge.tsx';
 import { UsageHistoryTable } from '../../usage/components/usage-history-table.tsx';
 import '../../usage/components/usage.css';
@@ -24,11 +24,14 @@ import { STAFF_ORDERS_QUERY } from '../graphql/staff-orders.query.ts';
 import { ACCOUNT_DETAIL_QUERY, type AccountDetail } from '../graphql/account-detail.query.ts';
 import { STAFF_REVOKE_API_KEY } from '../graphql/staff-revoke-api-key.mutation.ts';
 import { useStaffViewer } from '../hooks/use-staff-viewer.ts';
+import { appendPage, useLoadMore } from '../hooks/use-load-more.ts';
 import { AccountActions, accountQueries, NoticeText, type Notice } from './account-actions.tsx';
 import { AccountStatus, PackageBadge, RoleBadge } from './account-badges.tsx';
 import { ActionDialog } from './action-dialog.tsx';
 import { AuditTable } from './audit-table.tsx';
 import { OrganisationBadge, OrganisationPanel } from './organisation-panel.tsx';
+import { MoreButton } from './search-bar.tsx';
+import { AdminSection } from './admin-section.tsx';
 
 /** How many of the account's latest requests the page shows. */
 const recentRequests = 15;
@@ -53,12 +56,11 @@ export function AccountDetailPage() {
       ) : !data ? (
         <LoadingState label={t('account.loading')} />
       ) : !account ? (
-        <div className="state state--empty">
-          <p className="state__title">{t('account.notFound')}</p>
+        <EmptyState title={t('account.notFound')}>
           <p>
             <Trans t={t} i18nKey="account.notFoundHint" values={{ id }} components={{ code: <code />, search: <Link to="/admin/accounts" /> }} />
           </p>
-        </div>
+        </EmptyState>
       ) : (
         <>
           <AccountHeader account={account} />
@@ -79,7 +81,7 @@ export function AccountDetailPage() {
               </button>
             </p>
           )}
-          <Section
+          <AdminSection
             title={t('account.pools.heading')}
             note={
               <Trans
@@ -104,14 +106,14 @@ export function AccountDetailPage() {
                 </section>
               ))}
             </div>
-          </Section>
-          <Section title={t('account.requests.heading')} note={t('account.requests.note')}>
+          </AdminSection>
+          <AdminSection title={t('account.requests.heading')} note={t('account.requests.note')}>
             {account.usageHistory.nodes.length === 0 ? (
               <Empty title={t('account.requests.empty')} text={t('account.requests.emptyHint')} />
             ) : (
               <UsageHistoryTable nodes={account.usageHistory.nodes} />
             )}
-          </Section>
+          </AdminSection>
           {account.kind === 'organisation' ? (
             <OrganisationPanel organisationId={account.id} />
           ) : (
@@ -193,7 +195,7 @@ function Keys({ account, onDone }: { account: AccountDetail; onDone(notice: Noti
   const [revoke] = useMutation(STAFF_REVOKE_API_KEY, { refetchQueries: accountQueries, awaitRefetchQueries: true });
   const shown = (key: ApiKeyFragment) => `${key.prefix}…${key.last4}`;
   return (
-    <Section title={t('account.keys.heading')} note={t('account.keys.note')}>
+    <AdminSection title={t('account.keys.heading')} note={t('account.keys.note')}>
       {account.apiKeys.length === 0 ? (
         <Empty title={t('account.keys.empty')} text={<Trans t={t} i18nKey="account.keys.emptyHint" components={{ code: <code /> }} />} />
       ) : (
@@ -251,7 +253,7 @@ function Keys({ account, onDone }: { account: AccountDetail; onDone(notice: Noti
           </p>
         </ActionDialog>
       )}
-    </Section>
+    </AdminSection>
   );
 }
 
@@ -259,7 +261,7 @@ function Sessions({ sessions }: { sessions: SessionFragment[] }) {
   const { t } = useTranslation('staff');
   const format = useFormat();
   return (
-    <Section title={t('account.sessions.heading')} note={t('account.sessions.note')}>
+    <AdminSection title={t('account.sessions.heading')} note={t('account.sessions.note')}>
       {sessions.length === 0 ? (
         <Empty title={t('account.sessions.empty')} text={t('account.sessions.emptyHint')} />
       ) : (
@@ -301,7 +303,7 @@ function Sessions({ sessions }: { sessions: SessionFragment[] }) {
           </table>
         </div>
       )}
-    </Section>
+    </AdminSection>
   );
 }
 
@@ -312,7 +314,7 @@ function AccountOrganisations({ accountId }: { accountId: string }) {
   const { data, loading, error, refetch } = useQuery(ACCOUNT_ORGANISATIONS_QUERY, { variables: { id: accountId }, notifyOnNetworkStatusChange: true });
   const organisations = data?.account?.organisations;
   return (
-    <Section title={t('account.organisations.heading')}>
+    <AdminSection title={t('account.organisations.heading')}>
       {error && !organisations ? (
         <ErrorState title={t('enterprise:review.organisations.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
       ) : !organisations ? (
@@ -346,7 +348,7 @@ function AccountOrganisations({ accountId }: { accountId: string }) {
           </table>
         </div>
       )}
-    </Section>
+    </AdminSection>
   );
 }
 
@@ -355,7 +357,7 @@ function AccountOrders({ accountId }: { accountId: string }) {
   const { t } = useTranslation('staff');
   const { data, loading, error, refetch } = useQuery(STAFF_ORDERS_QUERY, { variables: { accountId, first: 20 }, notifyOnNetworkStatusChange: true });
   return (
-    <Section title={t('account.orders.heading')}>
+    <AdminSection title={t('account.orders.heading')}>
       {error && !data ? (
         <ErrorState title={t('account.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
       ) : !data ? (
@@ -365,7 +367,7 @@ function AccountOrders({ accountId }: { accountId: string }) {
       ) : (
         <OrdersTable orders={data.staffOrders} link={(order) => `/admin/orders/${order.id}`} staff />
       )}
-    </Section>
+    </AdminSection>
   );
 }
 
@@ -374,25 +376,18 @@ const auditPage = 20;
 function AccountAudit({ accountId }: { accountId: string }) {
   const { t } = useTranslation('staff');
   const { data, loading, error, refetch, fetchMore } = useQuery(ACCOUNT_AUDIT_QUERY, { variables: { id: accountId, first: auditPage }, notifyOnNetworkStatusChange: true });
-  const [loadingMore, setLoadingMore] = useState(false);
   const page = data?.account?.auditLog;
-  const more = async () => {
-    if (!page?.pageInfo.endCursor) return;
-    setLoadingMore(true);
-    try {
-      await fetchMore({
-        variables: { after: page.pageInfo.endCursor },
-        updateQuery: (previous, { fetchMoreResult }) =>
-          previous.account && fetchMoreResult.account
-            ? { account: { ...previous.account, auditLog: { nodes: [...previous.account.auditLog.nodes, ...fetchMoreResult.account.auditLog.nodes], pageInfo: fetchMoreResult.account.auditLog.pageInfo } } }
-            : previous,
-      });
-    } finally {
-      setLoadingMore(false);
-    }
-  };
+  const [loadingMore, more] = useLoadMore(page?.pageInfo.endCursor, (after) =>
+    fetchMore({
+      variables: { after },
+      updateQuery: (previous, { fetchMoreResult }) =>
+        previous.account && fetchMoreResult.account
+          ? { account: { ...previous.account, auditLog: appendPage(previous.account.auditLog, fetchMoreResult.account.auditLog) } }
+          : previous,
+    }),
+  );
   return (
-    <Section
+    <AdminSection
       title={t('account.audit.heading')}
       note={<Trans t={t} i18nKey="account.audit.note" components={{ log: <Link to={`/admin/audit?targetType=account&targetId=${accountId}`} /> }} />}
     >
@@ -406,35 +401,18 @@ function AccountAudit({ accountId }: { accountId: string }) {
         <>
           <AuditTable entries={page.nodes} showTarget={false} />
           {page.pageInfo.hasNextPage && (
-            <div className="actions">
-              <button type="button" className="button button--ghost" onClick={() => void more()} disabled={loadingMore}>
-                {loadingMore ? t('loadingMore') : t('account.audit.older')}
-              </button>
-            </div>
+            <MoreButton onMore={() => void more()} loadingMore={loadingMore} label={t('account.audit.older')} loadingLabel={t('loadingMore')} />
           )}
         </>
       )}
-    </Section>
-  );
-}
-
-function Section({ title, note, children }: { title: string; note?: ReactNode; children: ReactNode }) {
-  return (
-    <section className="admin-section" aria-label={title}>
-      <div className="admin-section__head">
-        <h2>{title}</h2>
-        {note && <p className="muted">{note}</p>}
-      </div>
-      {children}
-    </section>
+    </AdminSection>
   );
 }
 
 function Empty({ title, text }: { title: string; text: ReactNode }) {
   return (
-    <div className="state state--empty state--compact">
-      <p className="state__title">{title}</p>
+    <EmptyState title={title} compact>
       <p>{text}</p>
-    </div>
+    </EmptyState>
   );
 }

@@ -1,49 +1,33 @@
 /** `/admin/accounts`: find an account by part of its email or by its id; newest accounts first. */
 import { useQuery } from '@apollo/client/react';
-import { useEffect, useId, useState, type FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useSearchParams } from 'react-router';
 import { useFormat } from '../../../lib/format.ts';
-import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { ACCOUNTS_QUERY } from '../graphql/accounts.query.ts';
 import type { StaffAccountFragment } from '../graphql/staff-account.fragment.ts';
+import { appendPage, useLoadMore } from '../hooks/use-load-more.ts';
 import { AccountStatus, PackageBadge, RoleBadge } from './account-badges.tsx';
+import { MoreButton, SearchBar } from './search-bar.tsx';
 
 const pageSize = 25;
 
 export function AccountsPage() {
   const { t } = useTranslation('staff');
-  const id = useId();
   const [params, setParams] = useSearchParams();
   const search = params.get('q') ?? '';
-  const [draft, setDraft] = useState(search);
-  useEffect(() => setDraft(search), [search]);
   const { data, previousData, loading, error, refetch, fetchMore } = useQuery(ACCOUNTS_QUERY, {
     variables: { search: search || null, first: pageSize },
     notifyOnNetworkStatusChange: true,
   });
-  const [loadingMore, setLoadingMore] = useState(false);
   const page = (data ?? previousData)?.accounts;
 
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const q = draft.trim();
-    setParams(q ? { q } : {});
-  };
-  const more = async () => {
-    if (!page?.pageInfo.endCursor) return;
-    setLoadingMore(true);
-    try {
-      await fetchMore({
-        variables: { after: page.pageInfo.endCursor },
-        updateQuery: (previous, { fetchMoreResult }) => ({
-          accounts: { nodes: [...previous.accounts.nodes, ...fetchMoreResult.accounts.nodes], pageInfo: fetchMoreResult.accounts.pageInfo },
-        }),
-      });
-    } finally {
-      setLoadingMore(false);
-    }
-  };
+  const [loadingMore, more] = useLoadMore(page?.pageInfo.endCursor, (after) =>
+    fetchMore({
+      variables: { after },
+      updateQuery: (previous, { fetchMoreResult }) => ({ accounts: appendPage(previous.accounts, fetchMoreResult.accounts) }),
+    }),
+  );
 
   return (
     <div className="admin-page">
@@ -51,47 +35,23 @@ export function AccountsPage() {
       <header className="admin-head">
         <h1>{t('accounts.title')}</h1>
       </header>
-      <form className="search-bar" role="search" onSubmit={submit}>
-        <label htmlFor={`${id}-q`} className="visually-hidden">
-          {t('accounts.searchLabel')}
-        </label>
-        <input
-          id={`${id}-q`}
-          type="search"
-          value={draft}
-          onChange={(event) => setDraft(event.target.value)}
-          placeholder={t('accounts.searchPlaceholder')}
-          autoComplete="off"
-          spellCheck={false}
-          maxLength={254}
-        />
-        <button type="submit" className="button">
-          {t('accounts.search')}
-        </button>
-        {search && (
-          <button type="button" className="button button--ghost" onClick={() => setParams({})}>
-            {t('accounts.clear')}
-          </button>
-        )}
-      </form>
+      <SearchBar
+        value={search}
+        onSearch={(q) => setParams(q ? { q } : {})}
+        label={t('accounts.searchLabel')}
+        placeholder={t('accounts.searchPlaceholder')}
+        submitLabel={t('accounts.search')}
+        maxLength={254}
+        clearLabel={t('accounts.clear')}
+      />
       {error && !page ? (
         <ErrorState title={t('accounts.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
       ) : !page ? (
         <LoadingState label={t('accounts.loading')} />
       ) : page.nodes.length === 0 ? (
-        <div className="state state--empty">
-          {search ? (
-            <>
-              <p className="state__title">{t('accounts.noMatch', { search })}</p>
-              <p>{t('accounts.noMatchHint')}</p>
-            </>
-          ) : (
-            <>
-              <p className="state__title">{t('accounts.none')}</p>
-              <p>{t('accounts.noneHint')}</p>
-            </>
-          )}
-        </div>
+        <EmptyState title={search ? t('accounts.noMatch', { search }) : t('accounts.none')}>
+          <p>{search ? t('accounts.noMatchHint') : t('accounts.noneHint')}</p>
+        </EmptyState>
       ) : (
         <>
           <p className="muted admin-count" aria-live="polite">
@@ -100,11 +60,7 @@ export function AccountsPage() {
           </p>
           <AccountsTable accounts={page.nodes} />
           {page.pageInfo.hasNextPage && (
-            <div className="actions">
-              <button type="button" className="button button--ghost" onClick={() => void more()} disabled={loadingMore}>
-                {loadingMore ? t('loadingMore') : t('accounts.more')}
-              </button>
-            </div>
+            <MoreButton onMore={() => void more()} loadingMore={loadingMore} label={t('accounts.more')} loadingLabel={t('loadingMore')} />
           )}
         </>
       )}

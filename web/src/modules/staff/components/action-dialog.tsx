@@ -3,9 +3,10 @@
  * log with the actor's name), and shows what went wrong in the reader's language (the server's own
  * message). Nothing changes until the confirm button is pressed. Every text comes in translated.
  */
-import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { useId, useState, type FormEvent, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useErrorMessage } from '../../../lib/error-message.ts';
+import { useModal } from '../../shell/hooks/use-modal.ts';
 
 export interface ActionDialogProps {
   title: string;
@@ -31,17 +32,11 @@ export function ActionDialog({ title, children, fields, confirmLabel, danger, re
   const { t } = useTranslation('staff');
   const errorMessage = useErrorMessage();
   const id = useId();
-  const dialog = useRef<HTMLDialogElement>(null);
+  const dialog = useModal();
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState(false);
   // The failed attempt's error (rendered in the current language), or 'reason' when the reason was left empty.
   const [problem, setProblem] = useState<unknown>(null);
-
-  useEffect(() => {
-    const element = dialog.current;
-    if (element && !element.open) element.showModal();
-    return () => element?.close();
-  }, []);
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();

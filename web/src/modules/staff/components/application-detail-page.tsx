@@ -7,7 +7,7 @@
  */
 import type { ApolloCache } from '@apollo/client';
 import { useMutation, useQuery, useSubscription } from '@apollo/client/react';
-import { useId, useState, type ReactNode } from 'react';
+import { useId, useState } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
 import { Link, useParams } from 'react-router';
 import { useFormat } from '../../../lib/format.ts';
@@ -15,7 +15,7 @@ import { ApplicationFacts, ApplicationStateBadge, ApplicationTimeline } from '..
 import '../../enterprise/components/enterprise.css';
 import { ENTERPRISE_APPLICATION_CHANGED_SUBSCRIPTION } from '../../enterprise/graphql/enterprise-application-changed.subscription.ts';
 import { usePlanText } from '../../plan/components/plan-labels.ts';
-import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { ASSIGNABLE_PLANS_QUERY } from '../graphql/assignable-plans.query.ts';
 import { APPROVE_ENTERPRISE_APPLICATION } from '../graphql/approve-enterprise-application.mutation.ts';
 import { ENTERPRISE_APPLICATION_QUERY, type ApplicationDetail } from '../graphql/enterprise-application.query.ts';
@@ -23,6 +23,7 @@ import { REJECT_ENTERPRISE_APPLICATION } from '../graphql/reject-enterprise-appl
 import { useStaffViewer } from '../hooks/use-staff-viewer.ts';
 import { AccountStatus, PackageBadge } from './account-badges.tsx';
 import { ActionDialog } from './action-dialog.tsx';
+import { AdminSection } from './admin-section.tsx';
 
 export function ApplicationDetailPage() {
   const { t } = useTranslation(['enterprise', 'staff']);
@@ -43,12 +44,11 @@ export function ApplicationDetailPage() {
       ) : !data ? (
         <LoadingState label={t('review.detail.loading')} />
       ) : !application ? (
-        <div className="state state--empty">
-          <p className="state__title">{t('review.detail.notFound')}</p>
+        <EmptyState title={t('review.detail.notFound')}>
           <p>
             <Trans t={t} i18nKey="review.detail.notFoundHint" values={{ id }} components={{ code: <code />, queue: <Link to="/admin/applications" /> }} />
           </p>
-        </div>
+        </EmptyState>
       ) : (
         <>
           <header className="account-header">
@@ -72,12 +72,12 @@ export function ApplicationDetailPage() {
           )}
           <div className="review-columns">
             <div>
-              <Section title={t('review.detail.submitted')}>
+              <AdminSection title={t('review.detail.submitted')}>
                 <ApplicationFacts application={application} />
-              </Section>
-              <Section title={t('review.detail.timeline')}>
+              </AdminSection>
+              <AdminSection title={t('review.detail.timeline')}>
                 <ApplicationTimeline events={application.timeline} viewer="staff" />
-              </Section>
+              </AdminSection>
             </div>
             <Applicant application={application} />
           </div>
@@ -201,13 +201,13 @@ function Applicant({ application }: { application: ApplicationDetail }) {
   const others = application.otherApplications.filter((other) => other.id !== application.id);
   if (!applicant)
     return (
-      <Section title={t('review.detail.applicant.heading')}>
+      <AdminSection title={t('review.detail.applicant.heading')}>
         <p className="muted">{t('review.detail.applicant.gone')}</p>
-      </Section>
+      </AdminSection>
     );
   const month = applicant.usage.pools.filter((pool) => pool.window === 'month');
   return (
-    <Section title={t('review.detail.applicant.heading')}>
+    <AdminSection title={t('review.detail.applicant.heading')}>
       <div className="applicant-card">
         <p className="applicant-card__email">
           <Link to={`/admin/accounts/${applicant.id}`} className="account-link">
@@ -258,17 +258,6 @@ function Applicant({ application }: { application: ApplicationDetail }) {
           </ul>
         )}
       </div>
-    </Section>
-  );
-}
-
-function Section({ title, children }: { title: string; children: ReactNode }) {
-  return (
-    <section className="admin-section" aria-label={title}>
-      <div className="admin-section__head">
-        <h2>{title}</h2>
-      </div>
-      {children}
-    </section>
+    </AdminSection>
   );
 }

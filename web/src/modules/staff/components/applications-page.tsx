@@ -15,8 +15,11 @@ import '../../usage/components/usage.css';
 import { ENTERPRISE_APPLICATION_CHANGED_SUBSCRIPTION } from '../../enterprise/graphql/enterprise-application-changed.subscription.ts';
 import type { EnterpriseApplicationState } from '../../enterprise/graphql/enterprise-application.fragment.ts';
 import { useCountryName } from '../../enterprise/hooks/use-countries.ts';
-import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { LiveBadge } from '../../shell/components/live-badge.tsx';
+import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { ENTERPRISE_APPLICATIONS_QUERY, type ReviewApplication } from '../graphql/enterprise-applications.query.ts';
+import { appendPage, useLoadMore } from '../hooks/use-load-more.ts';
+import { MoreButton } from './search-bar.tsx';
 
 const pageSize = 50;
 const filters = ['pending_review', 'approved', 'rejected', 'withdrawn', 'all'] as const;
@@ -46,27 +49,17 @@ export function ApplicationsPage() {
       refreshing.current ??= refetch().catch(() => undefined).finally(() => (refreshing.current = null));
     },
   });
-  const [loadingMore, setLoadingMore] = useState(false);
   const page = (data ?? previousData)?.enterpriseApplications;
   const live = subscription.error ? 'interrupted' : 'live';
 
-  const more = async () => {
-    if (!page?.pageInfo.endCursor) return;
-    setLoadingMore(true);
-    try {
-      await fetchMore({
-        variables: { after: page.pageInfo.endCursor },
-        updateQuery: (previous, { fetchMoreResult }) => ({
-          enterpriseApplications: {
-            nodes: [...previous.enterpriseApplications.nodes, ...fetchMoreResult.enterpriseApplications.nodes],
-            pageInfo: fetchMoreResult.enterpriseApplications.pageInfo,
-          },
-        }),
-      });
-    } finally {
-      setLoadingMore(false);
-    }
-  };
+  const [loadingMore, more] = useLoadMore(page?.pageInfo.endCursor, (after) =>
+    fetchMore({
+      variables: { after },
+      updateQuery: (previous, { fetchMoreResult }) => ({
+        enterpriseApplications: appendPage(previous.enterpriseApplications, fetchMoreResult.enterpriseApplications),
+      }),
+    }),
+  );
 
   return (
     <div className="admin-page">
@@ -77,10 +70,7 @@ export function ApplicationsPage() {
           <p className="muted admin-head__note">{t('review.note')}</p>
         </div>
         <div className="review-head__right">
-          <span className={`live live--${live}`} role="status">
-            <span className="live__dot" aria-hidden="true" />
-            {t(`review.live.${live}`)}
-          </span>
+          <LiveBadge status={live} label={t(`review.live.${live}`)} />
           <div className="segmented" role="radiogroup" aria-label={t('review.filterLabel')}>
             {filters.map((option) => (
               <button
@@ -102,10 +92,9 @@ export function ApplicationsPage() {
       ) : !page ? (
         <LoadingState label={t('review.loading')} />
       ) : page.nodes.length === 0 ? (
-        <div className="state state--empty">
-          <p className="state__title">{t(`review.empty.${filter}`)}</p>
+        <EmptyState title={t(`review.empty.${filter}`)}>
           <p>{filter === 'pending_review' ? t('review.emptyHintPending') : t('review.emptyHint')}</p>
-        </div>
+        </EmptyState>
       ) : (
         <>
           <p className="admin-count muted">
@@ -113,11 +102,7 @@ export function ApplicationsPage() {
           </p>
           <QueueTable applications={page.nodes} arrived={arrived} showState={filter === 'all'} />
           {page.pageInfo.hasNextPage && (
-            <div className="actions">
-              <button type="button" className="button button--ghost" onClick={() => void more()} disabled={loadingMore}>
-                {loadingMore ? t('staff:loadingMore') : t('review.more')}
-              </button>
-            </div>
+            <MoreButton onMore={() => void more()} loadingMore={loadingMore} label={t('review.more')} loadingLabel={t('staff:loadingMore')} />
           )}
         </>
       )}

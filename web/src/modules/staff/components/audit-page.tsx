@@ -3,10 +3,12 @@ import { useQuery } from '@apollo/client/react';
 import { useEffect, useId, useState, type FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
-import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { AUDIT_LOG_QUERY, type AuditLogFilter } from '../graphql/audit-log.query.ts';
+import { appendPage, useLoadMore } from '../hooks/use-load-more.ts';
 import { AuditTable } from './audit-table.tsx';
 import { auditActions, targetTypes, useAuditText } from './labels.ts';
+import { MoreButton } from './search-bar.tsx';
 
 const pageSize = 50;
 
@@ -41,7 +43,6 @@ export function AuditPage() {
     variables: { filter, first: pageSize },
     notifyOnNetworkStatusChange: true,
   });
-  const [loadingMore, setLoadingMore] = useState(false);
   const page = (data ?? previousData)?.auditLog;
 
   const submit = (event: FormEvent) => {
@@ -50,20 +51,12 @@ export function AuditPage() {
     for (const [key, value] of Object.entries(draft)) if (value.trim()) next[key] = value.trim();
     setParams(next);
   };
-  const more = async () => {
-    if (!page?.pageInfo.endCursor) return;
-    setLoadingMore(true);
-    try {
-      await fetchMore({
-        variables: { after: page.pageInfo.endCursor },
-        updateQuery: (previous, { fetchMoreResult }) => ({
-          auditLog: { nodes: [...previous.auditLog.nodes, ...fetchMoreResult.auditLog.nodes], pageInfo: fetchMoreResult.auditLog.pageInfo },
-        }),
-      });
-    } finally {
-      setLoadingMore(false);
-    }
-  };
+  const [loadingMore, more] = useLoadMore(page?.pageInfo.endCursor, (after) =>
+    fetchMore({
+      variables: { after },
+      updateQuery: (previous, { fetchMoreResult }) => ({ auditLog: appendPage(previous.auditLog, fetchMoreResult.auditLog) }),
+    }),
+  );
   const set = (key: keyof Draft) => (event: { target: { value: string } }) => setDraft({ ...draft, [key]: event.target.value });
 
   return (
@@ -122,28 +115,14 @@ export function AuditPage() {
       ) : !page ? (
         <LoadingState label={t('audit.loading')} />
       ) : page.nodes.length === 0 ? (
-        <div className="state state--empty">
-          {filtered ? (
-            <>
-              <p className="state__title">{t('audit.noMatch')}</p>
-              <p>{t('audit.noMatchHint')}</p>
-            </>
-          ) : (
-            <>
-              <p className="state__title">{t('audit.none')}</p>
-              <p>{t('audit.noneHint')}</p>
-            </>
-          )}
-        </div>
+        <EmptyState title={filtered ? t('audit.noMatch') : t('audit.none')}>
+          <p>{filtered ? t('audit.noMatchHint') : t('audit.noneHint')}</p>
+        </EmptyState>
       ) : (
         <>
           <AuditTable entries={page.nodes} />
           {page.pageInfo.hasNextPage && (
-            <div className="actions">
-              <button type="button" className="button button--ghost" onClick={() => void more()} disabled={loadingMore}>
-                {loadingMore ? t('loadingMore') : t('audit.older')}
-              </button>
-            </div>
+            <MoreButton onMore={() => void more()} loadingMore={loadingMore} label={t('audit.older')} loadingLabel={t('loadingMore')} />
           )}
         </>
       )}

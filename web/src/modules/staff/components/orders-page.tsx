@@ -4,7 +4,7 @@
  * and — admins — refund it with a reason. The server checks every right again.
  */
 import { useMutation, useQuery } from '@apollo/client/react';
-import { useEffect, useId, useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { useFormat } from '../../../lib/format.ts';
@@ -13,7 +13,7 @@ import { minorAmount } from '../../billing/components/minor.ts';
 import { StateBadge } from '../../billing/components/state-badge.tsx';
 import '../../billing/components/billing.css';
 import { usePackageName } from '../../plan/components/plan-labels.ts';
-import { ErrorState, LoadingState, ProblemLine } from '../../shell/components/query-state.tsx';
+import { EmptyState, ErrorState, LoadingState, ProblemLine } from '../../shell/components/query-state.tsx';
 import { AUDIT_LOG_QUERY } from '../graphql/audit-log.query.ts';
 import { ORDER_ACCOUNT_QUERY } from '../graphql/order-account.query.ts';
 import { REFUND_ORDER } from '../graphql/refund-order.mutation.ts';
@@ -24,21 +24,14 @@ import { STAFF_ORDERS_QUERY, type StaffOrderListItem } from '../graphql/staff-or
 import { useStaffViewer } from '../hooks/use-staff-viewer.ts';
 import { ActionDialog } from './action-dialog.tsx';
 import { AuditTable } from './audit-table.tsx';
+import { SearchBar } from './search-bar.tsx';
 
 export function OrdersPage() {
   const { t } = useTranslation(['billing', 'staff']);
-  const id = useId();
   const navigate = useNavigate();
   const { id: routeId } = useParams();
   const [params] = useSearchParams();
   const lookup = (routeId ?? params.get('q') ?? '').trim();
-  const [draft, setDraft] = useState(lookup);
-  useEffect(() => setDraft(lookup), [lookup]);
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const q = draft.trim();
-    void navigate(q ? `/admin/orders?q=${encodeURIComponent(q)}` : '/admin/orders');
-  };
   return (
     <div className="admin-page">
       <title>{t('staff:pageTitle', { page: t('admin.title') })}</title>
@@ -48,24 +41,14 @@ export function OrdersPage() {
           <p className="muted admin-head__note">{t('admin.note')}</p>
         </div>
       </header>
-      <form className="search-bar" role="search" onSubmit={submit}>
-        <label htmlFor={`${id}-q`} className="visually-hidden">
-          {t('admin.searchLabel')}
-        </label>
-        <input
-          id={`${id}-q`}
-          type="search"
-          value={draft}
-          onChange={(event) => setDraft(event.target.value)}
-          placeholder={t('admin.searchPlaceholder')}
-          autoComplete="off"
-          spellCheck={false}
-          maxLength={255}
-        />
-        <button type="submit" className="button">
-          {t('admin.search')}
-        </button>
-      </form>
+      <SearchBar
+        value={lookup}
+        onSearch={(q) => void navigate(q ? `/admin/orders?q=${encodeURIComponent(q)}` : '/admin/orders')}
+        label={t('admin.searchLabel')}
+        placeholder={t('admin.searchPlaceholder')}
+        submitLabel={t('admin.search')}
+        maxLength={255}
+      />
       {lookup ? (
         <OrderLookup key={lookup} lookup={lookup} />
       ) : (
@@ -83,12 +66,11 @@ function OrderLookup({ lookup }: { lookup: string }) {
   const order = data.staffOrder;
   if (!order) {
     return (
-      <div className="state state--empty">
-        <p className="state__title">{t('admin.notFound')}</p>
+      <EmptyState title={t('admin.notFound')}>
         <p>
           <Trans t={t} i18nKey="admin.notFoundHint" values={{ lookup }} components={{ code: <code /> }} />
         </p>
-      </div>
+      </EmptyState>
     );
   }
   return <OrderDetail order={order} />;
@@ -201,9 +183,7 @@ function OrderDetail({ order }: { order: StaffOrderFragment }) {
         <h2>{t('admin.notices.heading')}</h2>
         <p className="muted admin-head__note">{t('admin.notices.note')}</p>
         {order.notices.length === 0 ? (
-          <div className="state state--empty state--compact">
-            <p className="state__title">{t('admin.notices.empty')}</p>
-          </div>
+          <EmptyState title={t('admin.notices.empty')} compact />
         ) : (
           <NoticesTable notices={order.notices} />
         )}
@@ -215,9 +195,7 @@ function OrderDetail({ order }: { order: StaffOrderFragment }) {
         ) : !audit.data ? (
           <LoadingState label={t('admin.audit.loading')} />
         ) : audit.data.auditLog.nodes.length === 0 ? (
-          <div className="state state--empty state--compact">
-            <p className="state__title">{t('admin.audit.empty')}</p>
-          </div>
+          <EmptyState title={t('admin.audit.empty')} compact />
         ) : (
           <AuditTable entries={audit.data.auditLog.nodes} showTarget={false} />
         )}
@@ -313,10 +291,9 @@ function RecentOrders() {
   if (!data) return <LoadingState label={t('admin.recent.loading')} />;
   if (data.staffOrders.length === 0) {
     return (
-      <div className="state state--empty">
-        <p className="state__title">{t('admin.recent.empty')}</p>
+      <EmptyState title={t('admin.recent.empty')}>
         <p>{t('admin.startHint')}</p>
-      </div>
+      </EmptyState>
     );
   }
   return (

@@ -4,12 +4,13 @@
  * the organisation's own to mint and revoke; staff act on the account (package, disable) above.
  */
 import { useQuery } from '@apollo/client/react';
-import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { useFormat } from '../../../lib/format.ts';
-import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { ConnectionsTable } from '../../enterprise/components/connections-table.tsx';
 import { STAFF_ORGANISATION_QUERY } from '../graphql/staff-organisation.query.ts';
+import { AdminSection } from './admin-section.tsx';
 
 export function OrganisationPanel({ organisationId }: { organisationId: string }) {
   const { t } = useTranslation(['enterprise', 'staff']);
@@ -22,7 +23,7 @@ export function OrganisationPanel({ organisationId }: { organisationId: string }
   return (
     <>
       <div className="admin-columns">
-        <Section title={t('members.heading')}>
+        <AdminSection title={t('members.heading')}>
           <div className="table-scroll">
             <table className="admin-table admin-table--rows">
               <thead>
@@ -54,12 +55,10 @@ export function OrganisationPanel({ organisationId }: { organisationId: string }
               </tbody>
             </table>
           </div>
-        </Section>
-        <Section title={t('keys.heading')}>
+        </AdminSection>
+        <AdminSection title={t('keys.heading')}>
           {organisation.keys.length === 0 ? (
-            <div className="state state--empty state--compact">
-              <p className="state__title">{t('keys.empty')}</p>
-            </div>
+            <EmptyState title={t('keys.empty')} compact />
           ) : (
             <div className="table-scroll">
               <table className="admin-table admin-table--rows">
@@ -91,58 +90,24 @@ export function OrganisationPanel({ organisationId }: { organisationId: string }
               </table>
             </div>
           )}
-        </Section>
+        </AdminSection>
       </div>
-      <Section title={t('connections.heading')}>
+      <AdminSection title={t('connections.heading')}>
         {organisation.connections.length === 0 ? (
-          <div className="state state--empty state--compact">
-            <p className="state__title">{t('connections.empty')}</p>
-          </div>
+          <EmptyState title={t('connections.empty')} compact />
         ) : (
-          <div className="table-scroll">
-            <table className="admin-table admin-table--rows">
-              <thead>
-                <tr>
-                  <th scope="col">{t('connections.columns.key')}</th>
-                  <th scope="col">{t('connections.columns.ip')}</th>
-                  <th scope="col">{t('connections.columns.firstSeen')}</th>
-                  <th scope="col">{t('connections.columns.lastSeen')}</th>
-                  <th scope="col" className="num">
-                    {t('connections.columns.requests')}
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {organisation.connections.map((connection) => (
-                  <tr key={`${connection.keyId}-${connection.ip}`}>
-                    <td>
-                      {connection.keyName} <code className="muted">{connection.keyPrefix}…</code>
-                    </td>
-                    <td>
-                      <code>{connection.ip}</code>
-                    </td>
-                    <td className="nowrap">{format.dateTime(connection.firstSeenAt)}</td>
-                    <td className="nowrap">{format.dateTime(connection.lastSeenAt)}</td>
-                    <td className="num">{format.integer(connection.requestCount)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ConnectionsTable
+            connections={organisation.connections}
+            className="admin-table admin-table--rows"
+            keyCell={(connection) => (
+              <>
+                {connection.keyName} <code className="muted">{connection.keyPrefix}…</code>
+              </>
+            )}
+          />
         )}
-      </Section>
+      </AdminSection>
     </>
-  );
-}
-
-function Section({ title, children }: { title: string; children: ReactNode }) {
-  return (
-    <section className="admin-section" aria-label={title}>
-      <div className="admin-section__head">
-        <h2>{title}</h2>
-      </div>
-      {children}
-    </section>
   );
 }
 

@@ -1,20 +1,20 @@
 /** `/account/usage`: the member's pools drawn live, and their recent requests with what each cost. */
-import { useEffect, useId, useState } from 'react';
+import { useId } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
-import { useMe } from '../../account/hooks/use-me.ts';
-import { modelClasses, usePackageName, usePlanText } from '../../plan/components/plan-labels.ts';
+import { usePackageName } from '../../plan/components/plan-labels.ts';
+import { LiveBadge } from '../../shell/components/live-badge.tsx';
 import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { SignedIn, SignInPrompt } from '../../shell/components/signed-in.tsx';
 import type { UsageFragment } from '../graphql/usage.fragment.ts';
 import { useLiveUsage, type LiveStatus } from '../hooks/use-live-usage.ts';
 import { FirstRequest } from './first-request.tsx';
-import { PoolGauge } from './pool-gauge.tsx';
+import { PoolClasses } from './pool-classes.tsx';
 import { UsageHistoryTable } from './usage-history-table.tsx';
 import './usage.css';
 
 export function UsagePage() {
   const { t } = useTranslation(['usage', 'shell']);
-  const { me, loading, error, retry } = useMe();
   return (
     <div className="container page">
       <title>{t('shell:pageTitle', { page: t('title') })}</title>
@@ -24,31 +24,21 @@ export function UsagePage() {
         </p>
         <h1>{t('title')}</h1>
       </header>
-      {error ? (
-        <ErrorState title={t('loadError')} error={error} onRetry={retry} retrying={loading} />
-      ) : me === undefined ? (
-        <LoadingState label={t('checkingSession')} />
-      ) : me === null ? (
-        <div className="state state--empty usage-sign-in">
-          <p className="state__title">{t('signIn.title')}</p>
-          <p>{t('signIn.body')}</p>
-          <Link className="button" to="/account">
-            {t('signIn.action')}
-          </Link>
-        </div>
-      ) : (
-        <LiveUsage />
-      )}
+      <SignedIn
+        loadError={t('loadError')}
+        loadingLabel={t('checkingSession')}
+        signedOut={<SignInPrompt className="usage-sign-in" title={t('signIn.title')} body={t('signIn.body')} action={t('signIn.action')} />}
+      >
+        {() => <LiveUsage />}
+      </SignedIn>
     </div>
   );
 }
 
 function LiveUsage() {
   const { t } = useTranslation('usage');
-  const plan = usePlanText();
   const id = useId();
   const state = useLiveUsage();
-  const now = useMinuteClock();
   const { usage, history } = state;
   return (
     <>
@@ -58,27 +48,14 @@ function LiveUsage() {
             <h2 id={`${id}-pools`}>{t('pools.heading')}</h2>
             {usage && <PoolsSummary usage={usage} />}
           </div>
-          <LiveBadge status={state.live} />
+          <LiveStatusBadge status={state.live} />
         </div>
         {state.usageError && !usage ? (
           <ErrorState title={t('pools.loadError')} error={state.usageError} onRetry={state.retry} retrying={state.usageLoading} />
         ) : !usage ? (
           <LoadingState label={t('pools.loading')} />
         ) : (
-          <div className="usage-classes">
-            {modelClasses.map((cls) => (
-              <section key={cls} className={`usage-class usage-class--${cls}`} aria-label={t('pools.classLabel', { class: plan.className(cls) })}>
-                <h3>{t('pools.classModels', { class: plan.className(cls) })}</h3>
-                <div className="gauges">
-                  {usage.pools
-                    .filter((pool) => pool.class === cls)
-                    .map((pool) => (
-                      <PoolGauge key={pool.window} pool={pool} timezone={usage.timezone} now={now} />
-                    ))}
-                </div>
-              </section>
-            ))}
-          </div>
+          <PoolClasses pools={usage.pools} timezone={usage.timezone} />
         )}
       </section>
 
@@ -125,22 +102,7 @@ function PoolsSummary({ usage }: { usage: UsageFragment }) {
   );
 }
 
-function LiveBadge({ status }: { status: LiveStatus }) {
+function LiveStatusBadge({ status }: { status: LiveStatus }) {
   const { t } = useTranslation('usage');
-  return (
-    <span className={`live live--${status}`} role="status" title={status === 'live' ? t('live.title') : undefined}>
-      <span className="live__dot" aria-hidden="true" />
-      {t(`live.${status}`)}
-    </span>
-  );
-}
-
-/** Now, refreshed every minute, for "resets in …". */
-function useMinuteClock(): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 30_000);
-    return () => clearInterval(timer);
-  }, []);
-  return now;
+  return <LiveBadge status={status} label={t(`live.${status}`)} title={status === 'live' ? t('live.title') : undefined} />;
 }
