@@ -108,6 +108,12 @@ describe('applications', () => {
       '{ organisations { id viewerRole packageId members { email role } } }',
     );
     expect(organisations.data?.organisations).toEqual([{ id: application.organisationId, viewerRole: 'owner', packageId: 'enterprise', members: [{ email: member.email, role: 'owner' }] }]);
+    // The public catalogue leaves enterprise out; the organisation carries its own plan for the package's name.
+    const plan = await member.web.graphql<{ plans: { id: string }[]; organisations: { plan: { id: string; name: string; packages: { id: string; name: string }[] } | null }[] }>(
+      '{ plans { id } organisations { plan { id name packages { id name } } } }',
+    );
+    expect(plan.data?.plans.map((entry) => entry.id)).not.toContain('enterprise');
+    expect(plan.data?.organisations).toEqual([{ plan: { id: 'enterprise', name: 'Enterprise', packages: [{ id: 'enterprise', name: 'Enterprise' }] } }]);
     // The organisation is an account of kind organisation: its own payer.
     const { rows } = await setup.database.query('select kind, plan_package, password_hash from account where id = $1', [application.organisationId]);
     expect(rows[0]).toEqual({ kind: 'organisation', plan_package: 'enterprise', password_hash: null });
