@@ -653,7 +653,9 @@ export class EnterpriseService {
     if (open) throw new AppError('conflict', bilingual('{email} is already invited to this organisation.', '{email} 已被邀请加入该组织。', { email }), { param: 'email' });
     const invitation = em.create(OrganisationInvitation, { id: randomUUID(), organisationId, email, role, invitedBy: actor!.accountId, acceptedAt: null });
     await em.flush();
-    await this.#mailer().send({ to: email, ...invitationMail[defaultLocale]({ organisation: organisation.name, role, url: this.#consoleUrl() }) }).catch(this.#deps.warn('invitation mail failed'));
+    // No account, so no language of its own: the inviter's, who most likely shares one with the invitee.
+    const locale = await this.#localeOf(actor!.accountId).catch(() => defaultLocale);
+    await this.#mailer().send({ to: email, ...invitationMail[locale]({ organisation: organisation.name, role, url: this.#consoleUrl() }) }).catch(this.#deps.warn('invitation mail failed'));
     return { member: null, invitation: { id: invitation.id, organisationId, email, role, invitedAt: invitation.createdAt } };
   }
 
@@ -831,11 +833,16 @@ export class EnterpriseService {
     try {
       const account = await this.#db.orm.em.fork().findOne(Account, { id: accountId }, { fields: ['email', 'locale'] });
       if (!account) return;
-      const locale = isLocale(account.locale) ? account.locale : defaultLocale;
-      await this.#deps.mailer.send({ to: account.email, ...build(locale) });
+      await this.#deps.mailer.send({ to: account.email, ...build(localeOf(account)) });
     } catch (error) {
       this.#deps.warn('enterprise mail failed')(error);
     }
+  }
+
+  /** An account's language (the default when it has none or is gone). */
+  async #localeOf(accountId: string): Promise<Locale> {
+    const account = await this.#db.orm.em.fork().findOne(Account, { id: accountId }, { fields: ['locale'] });
+    return account ? localeOf(account) : defaultLocale;
   }
 
   async #resolveKey(hash: string): Promise<ResolvedCredential | null> {
@@ -1137,4 +1144,8 @@ export function validateApplication(input: ApplicationInput): {
     useCase,
     expectedMonthlyTokens: tokens as number,
   };
+}
+
+function localeOf(account: { locale?: string | null }): Locale {
+  return isLocale(account.locale) ? account.locale : defaultLocale;
 }
