@@ -10,8 +10,7 @@ import { useFormat } from '../../../lib/format.ts';
 import { useMe } from '../../account/hooks/use-me.ts';
 import { usePlanText } from '../../plan/components/plan-labels.ts';
 import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
-import { ORGANISATIONS_QUERY } from '../graphql/organisations.query.ts';
-import type { OrganisationFragment } from '../graphql/organisation.fragment.ts';
+import { ORGANISATIONS_QUERY, type ListedOrganisation } from '../graphql/organisations.query.ts';
 import { useOrganisationConsole, type LiveStatus } from '../hooks/use-organisation-console.ts';
 import { SignInFirst } from './apply-page.tsx';
 import { ConnectionsSection } from './connections-section.tsx';
@@ -116,7 +115,7 @@ function Organisations() {
   );
 }
 
-function OrganisationConsoleView({ organisation }: { organisation: OrganisationFragment }) {
+function OrganisationConsoleView({ organisation }: { organisation: ListedOrganisation }) {
   const { t } = useTranslation('enterprise');
   const state = useOrganisationConsole(organisation.id);
   const data = state.data?.organisation;
@@ -144,7 +143,7 @@ function OrganisationConsoleView({ organisation }: { organisation: OrganisationF
   );
 }
 
-function OrganisationSummary({ organisation, live }: { organisation: OrganisationFragment; live: LiveStatus }) {
+function OrganisationSummary({ organisation, live }: { organisation: ListedOrganisation; live: LiveStatus }) {
   const { t } = useTranslation('enterprise');
   const format = useFormat();
   const text = usePlanText();

@@ -1,6 +1,5 @@
 import { gql } from '@apollo/client';
 import type { TypedDocumentNode } from '@apollo/client';
-import { PLAN_FRAGMENT, type PlanFragment } from '../../plan/graphql/plan.fragment.ts';
 
 export type OrganisationRole = 'owner' | 'admin' | 'member';
 
@@ -9,8 +8,6 @@ export interface OrganisationFragment {
   id: string;
   name: string;
   packageId: string;
-  /** The plan of its package (with the package among its packages): for the package's name. */
-  plan: PlanFragment | null;
   createdAt: string;
   /** Null for staff looking at an organisation they do not belong to. */
   viewerRole: OrganisationRole | null;
@@ -25,13 +22,9 @@ export const ORGANISATION_FRAGMENT: TypedDocumentNode<OrganisationFragment> = gq
     id
     name
     packageId
-    plan {
-      ...PlanFragment
-    }
     createdAt
     viewerRole
     viewerCanManageKeys
     viewerCanManageMembers
   }
-  ${PLAN_FRAGMENT}
 `;
