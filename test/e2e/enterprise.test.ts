@@ -151,6 +151,8 @@ describe('enterprise organisations', () => {
       await page.getByRole('link', { name: 'Open the console' }).click();
       await page.waitForURL('**/enterprise/console**');
       await page.getByRole('heading', { level: 2, name: organisation }).waitFor();
+      // The package by its name, though the public catalogue leaves enterprise out.
+      expect(await page.locator('.org-summary').innerText()).toContain('Package Enterprise ·');
       await page.getByText('No keys yet.').waitFor();
       await page.getByText('No requests with these keys yet.').waitFor();
       await page.getByLabel('Key name').fill('lab-worker');

@@ -7,7 +7,6 @@
 import type { Database } from '../../db/orm.ts';
 import { AppError, bilingual } from '../../errors/app-error.ts';
 import * as authz from '../../authz/authz.ts';
-import { displayParts, newToken, sha256Hex, tokenPrefixes } from '../identity/credential-token.ts';
 import type { IdentityService } from '../identity/identity.service.ts';
 import { isUuid } from '../../db/ids.ts';
 import { entityManager } from '../../db/unit-of-work.ts';
@@ -15,6 +14,7 @@ import { Account } from '../account/account.entity.ts';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { optionalReason } from '../audit/reason.ts';
 import { ApiKey, type IApiKey } from './api-key.entity.ts';
+import { keyName, mintKey } from './api-key.mint.ts';
 
 export interface ApiKeyView {
   id: string;
@@ -66,11 +66,7 @@ export class ApiKeyService {
    * (the admin CLI, tests, seed scripts). Transports use `create`.
    */
   async createForAccount(accountId: string, input: { name: string }): Promise<CreatedApiKey> {
-    const name = input.name.trim();
-    if (name.length === 0 || name.length > 100) {
-      throw new AppError('invalid_request', bilingual('name must be 1 to 100 characters.', '名称长度须为 1 到 100 个字符。'), { param: 'name' });
-    }
-    if (/[\p{Cc}\p{Cf}]/u.test(name)) throw new AppError('invalid_request', bilingual('name must not contain control characters.', '名称不能包含控制字符。'), { param: 'name' });
+    const name = keyName(input.name);
     const em = entityManager(this.#db);
     const live = await em.count(ApiKey, { accountId, kind: 'personal', revokedAt: null });
     if (live >= maxKeysPerAccount) {
@@ -79,16 +75,7 @@ export class ApiKeyService {
         bilingual('An account can have at most {max} live keys; revoke one first.', '每个账户最多只能有 {max} 个有效密钥，请先撤销一个。', { max: maxKeysPerAccount }),
       );
     }
-    const token = newToken(tokenPrefixes.personalKey);
-    const key = em.create(ApiKey, {
-      accountId,
-      kind: 'personal',
-      name,
-      tokenHash: sha256Hex(token),
-      ...displayParts(token),
-      lastUsedAt: null,
-      revokedAt: null,
-    });
+    const { key, token } = mintKey(em, 'personal', { accountId, name });
     await em.flush();
     return { key: view(key), token };
   }

@@ -4,7 +4,8 @@
  * — and delivered to the watchers of that order on every instance. The message carries the id only; the
  * subscription reads the order itself.
  */
-import { Repeater, SlidingBuffer, type PubSub } from 'graphql-yoga';
+import type { PubSub } from 'graphql-yoga';
+import { FanOut } from '../../infra/fan-out.ts';
 
 export interface OrderChanged {
   orderId: string;
@@ -13,58 +14,27 @@ export interface OrderChanged {
 type Topics = Record<string, [OrderChanged]>;
 
 export class OrderEvents {
-  readonly #pubsub: PubSub<Topics>;
-  readonly #topic: string;
-  readonly #watchers = new Map<string, Set<() => void>>();
-  #inbound: AsyncIterator<OrderChanged> | null = null;
-  #closed = false;
+  readonly #fanOut: FanOut<OrderChanged>;
 
   constructor(pubsub: PubSub<Topics>, keyPrefix: string) {
-    this.#pubsub = pubsub;
-    this.#topic = `${keyPrefix}order-changed`;
+    this.#fanOut = new FanOut(pubsub, `${keyPrefix}order-changed`, (message) => [message.orderId]);
   }
 
   /** One subscription to the topic for the process. */
   start(): void {
-    if (this.#inbound || this.#closed) return;
-    const inbound = this.#pubsub.subscribe(this.#topic)[Symbol.asyncIterator]();
-    this.#inbound = inbound;
-    const next = (): void => {
-      inbound.next().then(
-        (result) => {
-          if (result.done) return;
-          for (const wake of this.#watchers.get(result.value.orderId) ?? []) wake();
-          next();
-        },
-        () => undefined,
-      );
-    };
-    next();
+    this.#fanOut.start();
   }
 
   changed(orderId: string): void {
-    if (!this.#closed) this.#pubsub.publish(this.#topic, { orderId });
+    if (!this.#fanOut.closed) this.#fanOut.publish({ orderId });
   }
 
   /** Yields at once, then whenever the order changes on any instance. */
   watch(orderId: string): AsyncIterableIterator<true> {
-    return new Repeater<true>(async (push, stop) => {
-      const wake = () => void push(true);
-      let set = this.#watchers.get(orderId);
-      if (!set) {
-        set = new Set();
-        this.#watchers.set(orderId, set);
-      }
-      set.add(wake);
-      wake();
-      await stop;
-      set.delete(wake);
-      if (set.size === 0) this.#watchers.delete(orderId);
-    }, new SlidingBuffer(1));
+    return this.#fanOut.watch(orderId);
   }
 
-  async close(): Promise<void> {
-    this.#closed = true;
-    await this.#inbound?.return?.();
+  close(): Promise<void> {
+    return this.#fanOut.close();
   }
 }

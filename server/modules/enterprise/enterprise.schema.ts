@@ -8,6 +8,7 @@ import { builder } from '../../graphql/builder.ts';
 import { organisationRoles } from '../../authz/actions.ts';
 import { AccountRef } from '../account/account.schema.ts';
 import type { AccountView } from '../account/account.service.ts';
+import { PlanRef } from '../plan/plan.schema.ts';
 import { HISTORY_DEFAULT_PAGE, HISTORY_MAX_PAGE } from '../usage/usage.history.ts';
 import { UsageHistoryRef, UsageRef } from '../usage/usage.schema.ts';
 import { applicationKinds, applicationStates, actorKinds, timelineActions } from './enterprise.entity.ts';
@@ -223,6 +224,12 @@ OrganisationRef.implement({
     id: t.exposeID('id', { description: "Organisation id (also its payer id in usage and the ledger)." }),
     name: t.exposeString('name', { description: 'Its name.' }),
     packageId: t.exposeString('packageId', { description: 'Its plan package (default enterprise; staff may change it with setAccountPackage).' }),
+    plan: t.field({
+      type: PlanRef,
+      nullable: true,
+      description: "The plan its package belongs to, with that plan's packages (find packageId among them for the package's name); null if the catalogue no longer has the package. Members see it even for plans the public catalogue hides (enterprise).",
+      resolve: (organisation, _args, { services }) => services.plans.findPackage(organisation.packageId)?.plan ?? null,
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created (approval).' }),
     disabled: t.exposeBoolean('disabled', { description: 'Disabled by staff: its keys are refused.' }),
     viewerRole: t.expose('viewerRole', {

@@ -20,9 +20,10 @@ import { Account } from '../account/account.entity.ts';
 import type { Mailer } from '../account/mailer.ts';
 import type { MailText } from '../account/account.mail.ts';
 import { ApiKey, type IApiKey } from '../api-key/api-key.entity.ts';
+import { keyName, mintKey } from '../api-key/api-key.mint.ts';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { checkReason, optionalReason } from '../audit/reason.ts';
-import { displayParts, newToken, sha256Hex, tokenPrefixes } from '../identity/credential-token.ts';
+import { tokenPrefixes } from '../identity/credential-token.ts';
 import type { IdentityService, ResolvedCredential, BearerClient } from '../identity/identity.service.ts';
 import type { Payer } from '../identity/principal.ts';
 import type { PlanService } from '../plan/plan.service.ts';
@@ -259,11 +260,9 @@ export class EnterpriseService {
     } catch (error) {
       throw uniqueToConflict(error);
     }
-    this.#publish(application);
-    const view = applicationView(application);
-    if (commercial) await this.#mail(application.accountId, (locale) => applicationApprovedMail[locale]({ ...this.#mailValues(view), automatic: true }));
-    else await this.#mail(application.accountId, (locale) => applicationSubmittedMail[locale](this.#mailValues(view)));
-    return view;
+    return this.#announce(application, (locale, values) =>
+      commercial ? applicationApprovedMail[locale]({ ...values, automatic: true }) : applicationSubmittedMail[locale](values),
+    );
   }
 
   /** Withdraws the caller's own pending application. */
@@ -280,10 +279,7 @@ export class EnterpriseService {
       await tx.flush();
       return found;
     });
-    this.#publish(row);
-    const view = applicationView(row);
-    await this.#mail(row.accountId, (locale) => applicationWithdrawnMail[locale](this.#mailValues(view)));
-    return view;
+    return this.#announce(row, (locale, values) => applicationWithdrawnMail[locale](values));
   }
 
   /** Staff: approves a pending application, creating its organisation (on `packageId` or the default package). Audited. */
@@ -300,31 +296,13 @@ export class EnterpriseService {
         const found = await this.#pendingForDecision(tx, applicationId);
         await this.#assertNameFree(tx, found.organisationKey, 'organisation');
         const organisationId = await this.#createOrganisation(tx, found, packageId);
-        Object.assign(found, { state: 'approved', organisationId, packageId, decidedBy: actor.accountId, decidedAt: new Date(), decisionNote: note });
-        this.#timeline(tx, found.id, 'approved', 'staff', actor.accountId, note);
-        await tx.flush();
-        await this.#deps.audit.record(
-          {
-            actorId: actor.accountId,
-            action: 'application:approve',
-            targetType: 'application',
-            targetId: found.id,
-            before: { state: 'pending_review' },
-            after: { state: 'approved', organisationId, packageId },
-            reason: note,
-            requestId: options.requestId ?? null,
-          },
-          tx,
-        );
+        await this.#recordDecision(tx, found, actor, { state: 'approved', note, changes: { organisationId, packageId }, requestId: options.requestId ?? null });
         return found;
       });
     } catch (error) {
       throw uniqueToConflict(error);
     }
-    this.#publish(row);
-    const view = applicationView(row);
-    await this.#mail(row.accountId, (locale) => applicationApprovedMail[locale]({ ...this.#mailValues(view), automatic: false }));
-    return view;
+    return this.#announce(row, (locale, values) => applicationApprovedMail[locale]({ ...values, automatic: false }));
   }
 
   /** Staff: rejects a pending application with a reason the applicant is shown. Audited. */
@@ -333,28 +311,10 @@ export class EnterpriseService {
     const reason = checkReason(options.reason);
     const row = await this.#db.orm.em.fork().transactional(async (tx) => {
       const found = await this.#pendingForDecision(tx, applicationId);
-      Object.assign(found, { state: 'rejected', decidedBy: actor.accountId, decidedAt: new Date(), decisionNote: reason });
-      this.#timeline(tx, found.id, 'rejected', 'staff', actor.accountId, reason);
-      await tx.flush();
-      await this.#deps.audit.record(
-        {
-          actorId: actor.accountId,
-          action: 'application:reject',
-          targetType: 'application',
-          targetId: found.id,
-          before: { state: 'pending_review' },
-          after: { state: 'rejected' },
-          reason,
-          requestId: options.requestId ?? null,
-        },
-        tx,
-      );
+      await this.#recordDecision(tx, found, actor, { state: 'rejected', note: reason, changes: {}, requestId: options.requestId ?? null });
       return found;
     });
-    this.#publish(row);
-    const view = applicationView(row);
-    await this.#mail(row.accountId, (locale) => applicationRejectedMail[locale](this.#mailValues(view)));
-    return view;
+    return this.#announce(row, (locale, values) => applicationRejectedMail[locale](values));
   }
 
   /** Staff: applications, optionally in one state; pending ones oldest first (the queue), others newest first. */
@@ -497,27 +457,14 @@ export class EnterpriseService {
   /** Mints an organisation key (owner and admins, from a web session). The token is returned this once. */
   async createKey(actor: authz.Actor, organisationId: string, input: { name: unknown; allowedCidrs?: readonly unknown[] | null }): Promise<CreatedOrganisationKey> {
     await this.#access(actor, organisationId, 'organisation:keys:create');
-    const name = typeof input.name === 'string' ? input.name.trim() : '';
-    if (name.length === 0 || name.length > 100) throw new AppError('invalid_request', bilingual('name must be 1 to 100 characters.', '名称长度须为 1 到 100 个字符。'), { param: 'name' });
-    if (/[\p{Cc}\p{Cf}]/u.test(name)) throw new AppError('invalid_request', bilingual('name must not contain control characters.', '名称不能包含控制字符。'), { param: 'name' });
+    const name = keyName(input.name);
     const allowedCidrs = parseCidrs(input.allowedCidrs);
     const em = this.#db.orm.em.fork();
     const live = await em.count(ApiKey, { accountId: organisationId, kind: 'enterprise', revokedAt: null });
     if (live >= maxKeysPerOrganisation) {
       throw new AppError('invalid_request', bilingual('An organisation can have at most {max} live keys; revoke one first.', '每个组织最多只能有 {max} 个有效密钥，请先撤销一个。', { max: maxKeysPerOrganisation }));
     }
-    const token = newToken(tokenPrefixes.enterpriseKey);
-    const key = em.create(ApiKey, {
-      accountId: organisationId,
-      kind: 'enterprise',
-      name,
-      tokenHash: sha256Hex(token),
-      ...displayParts(token),
-      lastUsedAt: null,
-      revokedAt: null,
-      allowedCidrs,
-      createdBy: actor!.accountId,
-    });
+    const { key, token } = mintKey(em, 'enterprise', { accountId: organisationId, name, allowedCidrs, createdBy: actor!.accountId });
     await em.flush();
     return { key: keyView(key), token };
   }
@@ -653,7 +600,9 @@ export class EnterpriseService {
     if (open) throw new AppError('conflict', bilingual('{email} is already invited to this organisation.', '{email} 已被邀请加入该组织。', { email }), { param: 'email' });
     const invitation = em.create(OrganisationInvitation, { id: randomUUID(), organisationId, email, role, invitedBy: actor!.accountId, acceptedAt: null });
     await em.flush();
-    await this.#mailer().send({ to: email, ...invitationMail[defaultLocale]({ organisation: organisation.name, role, url: this.#consoleUrl() }) }).catch(this.#deps.warn('invitation mail failed'));
+    // No account, so no language of its own: the inviter's, who most likely shares one with the invitee.
+    const locale = await this.#localeOf(actor!.accountId).catch(() => defaultLocale);
+    await this.#mailer().send({ to: email, ...invitationMail[locale]({ organisation: organisation.name, role, url: this.#consoleUrl() }) }).catch(this.#deps.warn('invitation mail failed'));
     return { member: null, invitation: { id: invitation.id, organisationId, email, role, invitedAt: invitation.createdAt } };
   }
 
@@ -809,6 +758,43 @@ export class EnterpriseService {
     tx.create(EnterpriseApplicationEvent, { id: randomUUID(), createdAt: at, updatedAt: at, applicationId, action, actorKind, actorId, note });
   }
 
+  /**
+   * Staff's decision on a pending application, in `tx`: its new state (with `changes`), the timeline entry
+   * and the audit record (before: pending_review; after: the state and `changes`; the note as its reason).
+   */
+  async #recordDecision(
+    tx: Em,
+    found: IEnterpriseApplication,
+    actor: { accountId: string },
+    decision: { state: 'approved' | 'rejected'; note: string | null; changes: { organisationId?: string; packageId?: string }; requestId: string | null },
+  ): Promise<void> {
+    const { state, note, changes } = decision;
+    Object.assign(found, { state, ...changes, decidedBy: actor.accountId, decidedAt: new Date(), decisionNote: note });
+    this.#timeline(tx, found.id, state, 'staff', actor.accountId, note);
+    await tx.flush();
+    await this.#deps.audit.record(
+      {
+        actorId: actor.accountId,
+        action: state === 'approved' ? 'application:approve' : 'application:reject',
+        targetType: 'application',
+        targetId: found.id,
+        before: { state: 'pending_review' },
+        after: { state, ...changes },
+        reason: note,
+        requestId: decision.requestId,
+      },
+      tx,
+    );
+  }
+
+  /** After an application changed (committed): tells the subscriptions, mails the applicant in their language, answers its view. */
+  async #announce(application: IEnterpriseApplication, mail: (locale: Locale, values: { organisation: string; note: string | null; url: string }) => MailText): Promise<ApplicationView> {
+    this.#publish(application);
+    const view = applicationView(application);
+    await this.#mail(application.accountId, (locale) => mail(locale, this.#mailValues(view)));
+    return view;
+  }
+
   #publish(application: IEnterpriseApplication): void {
     this.events.applicationChanged({ applicationId: application.id, accountId: application.accountId });
   }
@@ -831,11 +817,16 @@ export class EnterpriseService {
     try {
       const account = await this.#db.orm.em.fork().findOne(Account, { id: accountId }, { fields: ['email', 'locale'] });
       if (!account) return;
-      const locale = isLocale(account.locale) ? account.locale : defaultLocale;
-      await this.#deps.mailer.send({ to: account.email, ...build(locale) });
+      await this.#deps.mailer.send({ to: account.email, ...build(localeOf(account)) });
     } catch (error) {
       this.#deps.warn('enterprise mail failed')(error);
     }
+  }
+
+  /** An account's language (the default when it has none or is gone). */
+  async #localeOf(accountId: string): Promise<Locale> {
+    const account = await this.#db.orm.em.fork().findOne(Account, { id: accountId }, { fields: ['locale'] });
+    return account ? localeOf(account) : defaultLocale;
   }
 
   async #resolveKey(hash: string): Promise<ResolvedCredential | null> {
@@ -1137,4 +1128,8 @@ export function validateApplication(input: ApplicationInput): {
     useCase,
     expectedMonthlyTokens: tokens as number,
   };
+}
+
+function localeOf(account: { locale?: string | null }): Locale {
+  return isLocale(account.locale) ? account.locale : defaultLocale;
 }

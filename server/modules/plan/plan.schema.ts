@@ -32,7 +32,7 @@ export const PlanPackageRef = builder.objectRef<PlanPackage>('PlanPackage').impl
   }),
 });
 
-const PlanRef = builder.objectRef<Plan>('Plan').implement({
+export const PlanRef = builder.objectRef<Plan>('Plan').implement({
   description: 'A membership tier: Free, Pro or Max.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'free, pro or max.' }),

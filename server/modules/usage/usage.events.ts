@@ -8,7 +8,8 @@
  * accounts nobody watches. Each instance receives the ids and wakes only its own watchers of those
  * accounts; the subscription then reads the fresh `Usage` itself, so the message carries ids, not amounts.
  */
-import { Repeater, SlidingBuffer, type PubSub } from 'graphql-yoga';
+import type { PubSub } from 'graphql-yoga';
+import { FanOut } from '../../infra/fan-out.ts';
 
 /** One round's changed accounts. */
 export interface UsageChanged {
@@ -23,41 +24,23 @@ const COALESCE_MS = 100;
 const MAX_IDS = 1000;
 
 export class UsageEvents {
-  readonly #pubsub: PubSub<Topics>;
-  readonly #topic: string;
+  readonly #fanOut: FanOut<UsageChanged>;
   readonly #pending = new Set<string>();
-  readonly #watchers = new Map<string, Set<() => void>>();
   #timer: NodeJS.Timeout | null = null;
-  #inbound: AsyncIterator<UsageChanged> | null = null;
-  #closed = false;
 
   /** `keyPrefix` keeps deployments (and test apps) that share a Redis apart, as it does for keys. */
   constructor(pubsub: PubSub<Topics>, keyPrefix: string) {
-    this.#pubsub = pubsub;
-    this.#topic = `${keyPrefix}usage-changed`;
+    this.#fanOut = new FanOut(pubsub, `${keyPrefix}usage-changed`, (message) => message.accountIds ?? []);
   }
 
   /** Subscribes this instance to the topic (one Redis SUBSCRIBE for the process, however many watchers). */
   start(): void {
-    if (this.#inbound || this.#closed) return;
-    const inbound = this.#pubsub.subscribe(this.#topic)[Symbol.asyncIterator]();
-    this.#inbound = inbound;
-    const next = (): void => {
-      inbound.next().then(
-        (result) => {
-          if (result.done) return;
-          for (const accountId of result.value.accountIds ?? []) for (const wake of this.#watchers.get(accountId) ?? []) wake();
-          next();
-        },
-        () => undefined, // the iterator only throws when it is closed
-      );
-    };
-    next();
+    this.#fanOut.start();
   }
 
   /** Notes that an account's pools moved (a request admitted or settled). Never blocks, never throws. */
   changed(accountId: string): void {
-    if (this.#closed) return;
+    if (this.#fanOut.closed) return;
     this.#pending.add(accountId);
     if (this.#timer) return;
     this.#timer = setTimeout(() => this.#publish(), COALESCE_MS);
@@ -69,31 +52,19 @@ export class UsageEvents {
    * usage changed on any instance. Changes that arrive while the consumer is busy fold into one wake-up.
    */
   watch(accountId: string): AsyncIterableIterator<true> {
-    return new Repeater<true>(async (push, stop) => {
-      const wake = () => void push(true);
-      let set = this.#watchers.get(accountId);
-      if (!set) {
-        set = new Set();
-        this.#watchers.set(accountId, set);
-      }
-      set.add(wake);
-      wake();
-      await stop;
-      set.delete(wake);
-      if (set.size === 0) this.#watchers.delete(accountId);
-    }, new SlidingBuffer(1));
+    return this.#fanOut.watch(accountId);
   }
 
   /** How many subscriptions on this instance watch the account (for tests and metrics). */
   watching(accountId: string): number {
-    return this.#watchers.get(accountId)?.size ?? 0;
+    return this.#fanOut.watching(accountId);
   }
 
+  /** Sends what is pending, then stops (nothing is noted after). */
   async close(): Promise<void> {
-    this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
     this.#publish();
-    await this.#inbound?.return?.();
+    await this.#fanOut.close();
   }
 
   #publish(): void {
@@ -101,6 +72,6 @@ export class UsageEvents {
     if (this.#pending.size === 0) return;
     const ids = [...this.#pending];
     this.#pending.clear();
-    for (let i = 0; i < ids.length; i += MAX_IDS) this.#pubsub.publish(this.#topic, { accountIds: ids.slice(i, i + MAX_IDS) });
+    for (let i = 0; i < ids.length; i += MAX_IDS) this.#fanOut.publish({ accountIds: ids.slice(i, i + MAX_IDS) });
   }
 }

@@ -108,6 +108,12 @@ describe('applications', () => {
       '{ organisations { id viewerRole packageId members { email role } } }',
     );
     expect(organisations.data?.organisations).toEqual([{ id: application.organisationId, viewerRole: 'owner', packageId: 'enterprise', members: [{ email: member.email, role: 'owner' }] }]);
+    // The public catalogue leaves enterprise out; the organisation carries its own plan for the package's name.
+    const plan = await member.web.graphql<{ plans: { id: string }[]; organisations: { plan: { id: string; name: string; packages: { id: string; name: string }[] } | null }[] }>(
+      '{ plans { id } organisations { plan { id name packages { id name } } } }',
+    );
+    expect(plan.data?.plans.map((entry) => entry.id)).not.toContain('enterprise');
+    expect(plan.data?.organisations).toEqual([{ plan: { id: 'enterprise', name: 'Enterprise', packages: [{ id: 'enterprise', name: 'Enterprise' }] } }]);
     // The organisation is an account of kind organisation: its own payer.
     const { rows } = await setup.database.query('select kind, plan_package, password_hash from account where id = $1', [application.organisationId]);
     expect(rows[0]).toEqual({ kind: 'organisation', plan_package: 'enterprise', password_hash: null });
@@ -558,6 +564,8 @@ describe('members', () => {
       { org: organisationId, email },
     );
     expect(invited.data?.inviteOrganisationMember).toEqual({ member: null, invitation: { email, role: 'admin' } });
+    // No account, no language of its own: the mail is in the inviter's (English here).
+    expect(a.app.services.mailer.lastTo(email)?.subject).toMatch(/^svc: you are invited to /);
     const { account } = await a.app.services.accounts.createUser({ email, password: 'correct horse battery staple', role: 'member' });
     await setup.database.query('update account set email_verified_at = now() where id = $1', [account.id]);
     const { token } = await a.app.services.sessions.startWebSession(account.id, { ip: '127.0.0.1', userAgent: 'test' });
@@ -565,6 +573,20 @@ describe('members', () => {
     const browser = new Browser(a.url, a.url, token);
     const organisations = await browser.graphql<{ organisations: { id: string; viewerRole: string }[] }>('{ organisations { id viewerRole } }');
     expect(organisations.data?.organisations).toEqual([{ id: organisationId, viewerRole: 'admin' }]);
+  });
+
+  it("an invitation to an email without an account is mailed in the inviter's language", async () => {
+    const { owner, organisationId } = await organisationOwner();
+    await setup.database.query("update account set locale = 'zh-CN' where id = $1", [owner.id]);
+    const email = `invitee-zh-${Math.random().toString(36).slice(2, 10)}@example.com`;
+    const invited = await owner.web.graphql('mutation($org: ID!, $email: String!) { inviteOrganisationMember(organisationId: $org, email: $email) { invitation { email } } }', {
+      org: organisationId,
+      email,
+    });
+    expect(invited.errors).toBeUndefined();
+    const mail = a.app.services.mailer.lastTo(email);
+    expect(mail?.subject).toMatch(/^svc：您受邀加入 /);
+    expect(mail?.text).toContain('/enterprise/console');
   });
 });
 

@@ -8,9 +8,9 @@ import { Trans, useTranslation } from 'react-i18next';
 import { Link, useSearchParams } from 'react-router';
 import { useFormat } from '../../../lib/format.ts';
 import { useMe } from '../../account/hooks/use-me.ts';
+import { usePlanText } from '../../plan/components/plan-labels.ts';
 import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
-import { ORGANISATIONS_QUERY } from '../graphql/organisations.query.ts';
-import type { OrganisationFragment } from '../graphql/organisation.fragment.ts';
+import { ORGANISATIONS_QUERY, type ListedOrganisation } from '../graphql/organisations.query.ts';
 import { useOrganisationConsole, type LiveStatus } from '../hooks/use-organisation-console.ts';
 import { SignInFirst } from './apply-page.tsx';
 import { ConnectionsSection } from './connections-section.tsx';
@@ -115,7 +115,7 @@ function Organisations() {
   );
 }
 
-function OrganisationConsoleView({ organisation }: { organisation: OrganisationFragment }) {
+function OrganisationConsoleView({ organisation }: { organisation: ListedOrganisation }) {
   const { t } = useTranslation('enterprise');
   const state = useOrganisationConsole(organisation.id);
   const data = state.data?.organisation;
@@ -143,9 +143,13 @@ function OrganisationConsoleView({ organisation }: { organisation: OrganisationF
   );
 }
 
-function OrganisationSummary({ organisation, live }: { organisation: OrganisationFragment; live: LiveStatus }) {
+function OrganisationSummary({ organisation, live }: { organisation: ListedOrganisation; live: LiveStatus }) {
   const { t } = useTranslation('enterprise');
   const format = useFormat();
+  const text = usePlanText();
+  // The organisation's own plan comes with it: the public catalogue leaves out enterprise, which members cannot look up.
+  const pkg = organisation.plan?.packages.find((candidate) => candidate.id === organisation.packageId);
+  const packageName = organisation.plan && pkg ? text.packageLabel(organisation.plan, pkg) : organisation.packageId;
   return (
     <section className="org-summary" aria-label={t('console.summaryLabel')}>
       <div className="org-summary__name">
@@ -156,8 +160,8 @@ function OrganisationSummary({ organisation, live }: { organisation: Organisatio
         <Trans
           t={t}
           i18nKey="console.summary"
-          values={{ package: organisation.packageId, since: format.dateTime(organisation.createdAt) }}
-          components={{ code: <code /> }}
+          values={{ package: packageName, since: format.dateTime(organisation.createdAt) }}
+          components={{ strong: <strong /> }}
         />
       </p>
       {organisation.viewerRole === null ? (

@@ -11,8 +11,9 @@ export const poolWindows: readonly PoolWindow[] = ['day', 'week', 'month'];
 export function usePlanText() {
   const { t } = useTranslation('plan');
   const catalogue = useCatalogueText('plan');
-  const planName = (plan: PlanFragment) => catalogue(['plans', plan.id, 'name'], plan.name);
-  const packageName = (pkg: PlanPackageFragment) => catalogue(['packages', pkg.id, 'name'], pkg.name);
+  // Naming needs ids and names only: a plan fetched just for its name (an organisation's) will do.
+  const planName = (plan: Pick<PlanFragment, 'name'> & { id: string }) => catalogue(['plans', plan.id, 'name'], plan.name);
+  const packageName = (pkg: Pick<PlanPackageFragment, 'id' | 'name'>) => catalogue(['packages', pkg.id, 'name'], pkg.name);
   return {
     className: (cls: ModelClass) => t(`class.${cls}`),
     windowLabel: (window: PoolWindow) => t(`window.${window}`),
@@ -21,7 +22,7 @@ export function usePlanText() {
     planDescription: (plan: PlanFragment) => catalogue(['plans', plan.id, 'description'], plan.description),
     packageName,
     /** A plan with one package is named by the plan ("Pro"); Max's packages by their own names ("Max x5"). */
-    packageLabel: (plan: PlanFragment, pkg: PlanPackageFragment) => (plan.packages.length > 1 ? packageName(pkg) : planName(plan)),
+    packageLabel: (plan: Pick<PlanFragment, 'name'> & { id: string; packages: readonly unknown[] }, pkg: Pick<PlanPackageFragment, 'id' | 'name'>) => (plan.packages.length > 1 ? packageName(pkg) : planName(plan)),
     /** "/ month" after a price; an interval the catalogue does not know is shown as the server names it. */
     perInterval: (interval: string) => (interval === 'month' ? t('interval.month') : t('interval.other', { interval })),
   };

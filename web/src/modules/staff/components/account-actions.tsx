@@ -8,7 +8,7 @@ import { useId, useState } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
 import { useFormat } from '../../../lib/format.ts';
 import { usePlanText } from '../../plan/components/plan-labels.ts';
-import { PLANS_QUERY } from '../../plan/graphql/plans.query.ts';
+import { ASSIGNABLE_PLANS_QUERY } from '../graphql/assignable-plans.query.ts';
 import { DISABLE_ACCOUNT } from '../graphql/disable-account.mutation.ts';
 import { ENABLE_ACCOUNT } from '../graphql/enable-account.mutation.ts';
 import { END_SESSIONS } from '../graphql/end-sessions.mutation.ts';
@@ -194,11 +194,11 @@ function PackageDialog({ account, onClose, onConfirm }: { account: StaffAccountF
   const format = useFormat();
   const text = usePlanText();
   const id = useId();
-  const plans = useQuery(PLANS_QUERY);
+  const plans = useQuery(ASSIGNABLE_PLANS_QUERY);
   const [packageId, setPackageId] = useState(account.planPackage);
   const [endDate, setEndDate] = useState('');
   const options =
-    plans.data?.plans.flatMap((plan) => plan.packages.map((pkg) => ({ id: pkg.id, label: t('actions.package.option', { name: text.packageLabel(plan, pkg), id: pkg.id }) }))) ?? [];
+    plans.data?.assignablePlans.flatMap((plan) => plan.packages.map((pkg) => ({ id: pkg.id, label: t('actions.package.option', { name: text.packageLabel(plan, pkg), id: pkg.id }) }))) ?? [];
   if (!options.some((option) => option.id === account.planPackage)) options.unshift({ id: account.planPackage, label: account.planPackage });
   const today = new Date();
   const tomorrow = new Date(today.getFullYear(), today.getMonth(), today.getDate() + 1);
