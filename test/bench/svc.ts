@@ -40,7 +40,8 @@ export interface SvcSystem extends System {
 function benchConfig(prefix: string, logLevel?: string, leases?: boolean): object {
   const huge = { day: 1_000_000, week: 5_000_000, month: 20_000_000 };
   return {
-    server: { host: '127.0.0.1' },
+    // The load comes from one address: the per-address connection cap (256) would refuse S4's 500 streams.
+    server: { host: '127.0.0.1', maxConnectionsPerIp: 100_000 },
     redis: { keyPrefix: prefix },
     plans: { ...defaultPlans, free: { ...defaultPlans.free, requestsPerMinute: 100_000_000, pools: { fast: huge, premium: huge } } },
     rateLimits: { ipPerMinute: 100_000_000, concurrentStreamsPerAccount: 100_000 },
@@ -48,7 +49,7 @@ function benchConfig(prefix: string, logLevel?: string, leases?: boolean): objec
     gateway: { connectionsPerUpstream: 4096, ...(leases ? { admissionLeases: { enabled: true } } : {}) },
     // The search scenario measures the whole path every time: no answers from the short cache.
     search: { cacheSeconds: 0 },
-    ...(logLevel ? { server: { host: '127.0.0.1', logLevel } } : {}),
+    ...(logLevel ? { server: { host: '127.0.0.1', maxConnectionsPerIp: 100_000, logLevel } } : {}),
   };
 }
 
