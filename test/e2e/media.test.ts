@@ -40,7 +40,8 @@ describe('media in the web app', () => {
       await page.goto('/docs');
       await page.getByRole('main').getByRole('link', { name: 'Images, speech and music' }).click();
       await page.waitForURL('**/docs/media');
-      expect(await page.locator('h1').textContent()).toBe('Images, speech and music');
+      // The URL changes before the lazily loaded page replaces the old one: wait for its heading.
+      await expect.poll(() => page.locator('h1').textContent()).toBe('Images, speech and music');
       const body = await page.locator('main').innerText();
       expect(body).toContain(`baseURL: '${testApp.url}/v1'`);
       expect(body).toContain(`curl ${testApp.url}/v1/audio/speech`);
