@@ -3,8 +3,8 @@
  * `choices[].text`; streamed as `text_completion` chunks, a usage chunk when `stream_options.include_usage`
  * asked for one, then `[DONE]`.
  */
-import type { ChatCompletion, ReplyFraming, StreamError, StreamFramer } from './framing.ts';
-import { StreamRewriter, type UpstreamUsage } from './stream-rewriter.ts';
+import type { ChatCompletion, ReplyFraming, StreamError } from './framing.ts';
+import { ReframedChatStream, type UpstreamUsage } from './stream-rewriter.ts';
 
 export const completionsFraming: ReplyFraming = {
   alwaysUsage: false,
@@ -32,40 +32,19 @@ interface Chunk {
   choices?: { index?: number; delta?: { content?: string | null }; finish_reason?: string | null }[];
 }
 
-class CompletionsStream implements StreamFramer {
-  readonly #chat: StreamRewriter;
+class CompletionsStream extends ReframedChatStream {
   readonly #model: string;
   readonly #includeUsage: boolean;
   #head: string | null = null;
 
   constructor(model: string, includeUsage: boolean) {
-    this.#chat = new StreamRewriter(model, false);
+    super(model, false);
     this.#model = model;
     this.#includeUsage = includeUsage;
   }
 
-  get deltas(): number {
-    return this.#chat.deltas;
-  }
-  get usage(): UpstreamUsage | null {
-    return this.#chat.usage;
-  }
-  get finished(): boolean {
-    return this.#chat.finished;
-  }
-  get done(): boolean {
-    return this.#chat.done;
-  }
-  get upstreamError() {
-    return this.#chat.upstreamError;
-  }
-
-  producedText(): string[] {
-    return this.#chat.producedText();
-  }
-
   push(bytes: Buffer): string {
-    const text = this.#chat.push(bytes);
+    const text = this.chat.push(bytes);
     if (text.length === 0) return '';
     let out = '';
     for (const event of text.split('\n\n')) {
@@ -92,6 +71,6 @@ class CompletionsStream implements StreamFramer {
   }
 
   fail(error: StreamError): string {
-    return this.#chat.fail(error);
+    return this.chat.fail(error);
   }
 }

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import type { ChatMessage } from './chat.validate.ts';
 import type { ChatCompletion, CompletionMessage, ReplyFraming, StreamError, StreamFramer, ToolCall } from './framing.ts';
 import type { ResponseStore } from './responses.store.ts';
-import { StreamRewriter, type UpstreamUsage } from './stream-rewriter.ts';
+import { ReframedChatStream, type UpstreamUsage } from './stream-rewriter.ts';
 
 /** `resp_`, `msg_`, `fc_` + 192 random bits, as OpenAI's ids look. */
 export function responsesId(prefix: 'resp' | 'msg' | 'fc'): string {
@@ -155,10 +155,9 @@ interface Chunk {
  * The event stream: the chat chunks the stream rewriter has normalized (role, usage, errors handled
  * there) become Responses events. Only choice 0 exists in this API.
  */
-class ResponsesStream implements StreamFramer {
+class ResponsesStream extends ReframedChatStream {
   readonly #framing: ResponsesFraming;
   readonly #model: string;
-  readonly #chat: StreamRewriter;
   #sequence = 0;
   #started = false;
   readonly #output: OutputItem[] = [];
@@ -169,33 +168,13 @@ class ResponsesStream implements StreamFramer {
   #finishReason: string | null = null;
 
   constructor(framing: ResponsesFraming, model: string) {
+    super(model, true);
     this.#framing = framing;
     this.#model = model;
-    this.#chat = new StreamRewriter(model, true);
-  }
-
-  get deltas(): number {
-    return this.#chat.deltas;
-  }
-  get usage(): UpstreamUsage | null {
-    return this.#chat.usage;
-  }
-  get finished(): boolean {
-    return this.#chat.finished;
-  }
-  get done(): boolean {
-    return this.#chat.done;
-  }
-  get upstreamError() {
-    return this.#chat.upstreamError;
-  }
-
-  producedText(): string[] {
-    return this.#chat.producedText();
   }
 
   push(bytes: Buffer): string {
-    const text = this.#chat.push(bytes);
+    const text = this.chat.push(bytes);
     if (text.length === 0) return '';
     let out = '';
     if (!this.#started) {

@@ -232,3 +232,39 @@ export class StreamRewriter implements StreamFramer {
     return `data: ${this.#ourPrefix}${body}\n\n`;
   }
 }
+
+/**
+ * A framer for another API over the chat stream (legacy completions, Responses): the chat rewriter does the
+ * normalising and the billing counts; a subclass turns its chat events into its own (`push`, `end`, `fail`).
+ */
+export abstract class ReframedChatStream implements StreamFramer {
+  protected readonly chat: StreamRewriter;
+
+  constructor(model: string, includeUsage: boolean) {
+    this.chat = new StreamRewriter(model, includeUsage);
+  }
+
+  abstract push(bytes: Buffer): string;
+  abstract end(usage: UpstreamUsage | null): string | Promise<string>;
+  abstract fail(error: StreamError): string;
+
+  get deltas(): number {
+    return this.chat.deltas;
+  }
+  get usage(): UpstreamUsage | null {
+    return this.chat.usage;
+  }
+  get finished(): boolean {
+    return this.chat.finished;
+  }
+  get done(): boolean {
+    return this.chat.done;
+  }
+  get upstreamError() {
+    return this.chat.upstreamError;
+  }
+
+  producedText(): string[] {
+    return this.chat.producedText();
+  }
+}
