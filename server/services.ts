@@ -170,6 +170,7 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
           admitWindowMs: leases.admitWindowSeconds * 1000,
           reservationTtlMs: config.gateway.reservationTtlSeconds * 1000,
           refusedForMs: 1000,
+          hotRequests: leases.hotRequests,
           onError: (error, what) => log.warn({ err: error }, what),
         })
       : (redisPools ?? new SqlPoolStore(db, instanceId)),

@@ -341,6 +341,8 @@ const FileConfigModel = z.strictObject({
           /** Most worst cases (of the request that takes it) and requests per lease; fewer as a pool fills. */
           chunkRequests: z.number().int().min(2).max(1000).default(32),
           admitWindowSeconds: z.number().positive().max(300).default(5),
+          /** A payer is leased once it sends this many requests within a second (1 = from the first). */
+          hotRequests: z.number().int().min(1).max(1000).default(8),
         })
         .prefault({}),
       maxMessages: z.number().int().positive().default(256),

@@ -29,6 +29,7 @@ import type { RateRule } from '../modules/rate-limit/gcra.ts';
 import type { LedgerEntry } from './ledger.ts';
 import type { Admission, AdmissionRequest, PoolStore, ReservationRef } from './pool.store.ts';
 import type { RedisPoolStore } from './pool.redis-store.ts';
+import { poolWindows } from '../config/config.ts';
 
 /** Lease ids start with this; the sweeper settles them from the ledger instead of writing an abandoned row. */
 export const LEASE_PREFIX = 'lse_';
@@ -42,6 +43,8 @@ export interface LeaseOptions {
   reservationTtlMs: number;
   /** After a refused lease, requests of that key take the exact path this long before asking again. */
   refusedForMs: number;
+  /** A key is leased once it has had this many admissions within a second (1 = from the first request). */
+  hotRequests: number;
   onError: (error: unknown, what: string) => void;
 }
 
@@ -53,10 +56,15 @@ interface Lease {
   micros: Micros;
   /** Micros not yet reserved by a request admitted under it. */
   available: Micros;
+  /** Of those, given back to the pools when it retired (its last requests may still be running). */
+  released: Micros;
   /** What its settled requests cost. */
   consumed: Micros;
   /** Rate-limit requests left. */
   requests: number;
+  /** The tightest rule's requests left in Redis once the lease was taken, and that rule (for headers). */
+  ruleLeft: number;
+  rule: RateRule;
   inflight: number;
   admitUntil: number;
   retired: boolean;
@@ -75,6 +83,8 @@ export class LeasingPoolStore implements PoolStore {
   /** A lease being taken, per key: concurrent requests wait for it instead of taking their own. */
   readonly #taking = new Map<string, Promise<Lease | null>>();
   readonly #refusedUntil = new Map<string, number>();
+  /** Keys not (yet) leased: admissions within the current second, to tell a busy payer from a casual one. */
+  readonly #recent = new Map<string, { since: number; count: number }>();
   readonly #timer: NodeJS.Timeout;
   #closed = false;
 
@@ -104,7 +114,7 @@ export class LeasingPoolStore implements PoolStore {
       lease = undefined;
     }
     if (!lease) {
-      if ((this.#refusedUntil.get(key) ?? 0) > now) return this.#inner.admit(request);
+      if (!this.#hot(key, now) || (this.#refusedUntil.get(key) ?? 0) > now) return this.#inner.admit(request);
       lease = (await this.#take(key, request)) ?? undefined;
       if (!lease || !this.#usable(lease, request, Date.now())) return this.#inner.admit(request);
     }
@@ -112,8 +122,24 @@ export class LeasingPoolStore implements PoolStore {
     lease.requests -= 1;
     lease.inflight += 1;
     this.#admitted.set(request.requestId, { lease, reserved: request.reserveMicros });
-    const rule = request.rateRules[0]!;
-    return { ok: true, rate: { allowed: true, rule, remaining: lease.requests, resetMs: Math.ceil((rule.periodMs / rule.limit) * Math.max(0, (rule.burst ?? rule.limit) - lease.requests)), retryAfterMs: 0 } };
+    // The rule's own count as this instance sees it: what Redis had left plus what the lease still holds.
+    const { rule } = lease;
+    const remaining = lease.ruleLeft + lease.requests;
+    return { ok: true, rate: { allowed: true, rule, remaining, resetMs: Math.ceil((rule.periodMs / rule.limit) * Math.max(0, (rule.burst ?? rule.limit) - remaining)), retryAfterMs: 0 } };
+  }
+
+  /** Counts an admission of a key without a lease; true once the key is busy enough to lease. */
+  #hot(key: string, now: number): boolean {
+    const hot = this.#options.hotRequests;
+    if (hot <= 1) return true;
+    let recent = this.#recent.get(key);
+    if (!recent || now - recent.since >= 1000) {
+      if (this.#recent.size >= 10_000) this.#recent.clear();
+      recent = { since: now, count: 0 };
+      this.#recent.set(key, recent);
+    }
+    recent.count += 1;
+    return recent.count >= hot;
   }
 
   #usable(lease: Lease, request: AdmissionRequest, now: number): boolean {
@@ -139,8 +165,11 @@ export class LeasingPoolStore implements PoolStore {
         rules: request.rateRules,
         micros: granted.micros,
         available: granted.micros,
+        released: 0,
         consumed: 0,
         requests: granted.requests,
+        ruleLeft: granted.ruleLeft,
+        rule: request.rateRules[granted.ruleIndex] ?? request.rateRules[0]!,
         inflight: 0,
         admitUntil: Date.now() + this.#options.admitWindowMs,
         retired: false,
@@ -198,12 +227,26 @@ export class LeasingPoolStore implements PoolStore {
     lease.retired = true;
     if (this.#active.get(lease.key) === lease) this.#active.delete(lease.key);
     if (lease.inflight === 0) void this.#return(lease);
+    else if (lease.available > 0) void this.#release(lease);
+  }
+
+  /** A retired lease still waiting for its last requests gives its unused budget back now, not then. */
+  async #release(lease: Lease): Promise<void> {
+    const micros = lease.available;
+    lease.released = micros;
+    try {
+      await this.#inner.releaseLeased(lease.ref, micros);
+    } catch (error) {
+      lease.released = 0; // the final settlement returns it all the same
+      this.#options.onError(error, 'giving back a retired lease\'s unused budget failed');
+    }
   }
 
   #retireDue(): void {
     const now = Date.now();
     for (const lease of this.#active.values()) if (now >= lease.admitUntil) this.#retire(lease);
     for (const [key, until] of this.#refusedUntil) if (until <= now) this.#refusedUntil.delete(key);
+    for (const [key, recent] of this.#recent) if (now - recent.since >= 1000) this.#recent.delete(key);
   }
 
   /** Settles the lease to what it consumed (the pools get the rest back) and gives back unused requests. */
@@ -252,8 +295,28 @@ export class LeasingPoolStore implements PoolStore {
   settleExpired(requestId: string, costMicros: Micros, payerId?: string) {
     return this.#inner.settleExpired(requestId, costMicros, payerId);
   }
-  read(payerId: string, windows: AdmissionRequest['windows']) {
-    return this.#inner.read(payerId, windows);
+  /**
+   * The pools as members see them: Redis counts a lease whole, so this instance's unused leased budget is
+   * taken off (what its requests reserved and cost stays, as on the exact path). Taken before the read is
+   * sent: a lease returned after that is still counted whole in what the read sees.
+   */
+  async read(payerId: string, windows: AdmissionRequest['windows']) {
+    const unused = new Map<string, Micros>();
+    for (const lease of this.#open) {
+      const { ref } = lease;
+      if (lease.returned || ref.payerId !== payerId) continue;
+      for (const window of poolWindows) {
+        if (ref.windows[window].key !== windows[window].key) continue;
+        const slot = `${ref.class}|${window}`;
+        unused.set(slot, (unused.get(slot) ?? 0) + lease.available - lease.released);
+      }
+    }
+    const pools = await this.#inner.read(payerId, windows);
+    if (unused.size === 0) return pools;
+    return pools.map((pool) => {
+      const held = unused.get(`${pool.class}|${pool.window}`) ?? 0;
+      return held > 0 ? { ...pool, usedMicros: Math.max(0, pool.usedMicros - held) } : pool;
+    });
   }
   raiseToLedger(...args: Parameters<NonNullable<RedisPoolStore['raiseToLedger']>>) {
     return this.#inner.raiseToLedger(...args);

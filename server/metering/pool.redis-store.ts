@@ -112,6 +112,27 @@ end
 return out
 `;
 /**
+ * Gives back part of a lease before it settles (a retired lease's unused budget, while its last requests
+ * are still running): the record's reserved amount and the pools both drop by it, so the final settlement
+ * (cost − reserved) and the sweeper (ledger − reserved) stay exact. KEYS: lease record, pool day/week/month.
+ * ARGV: micros. Returns what was given back (0 when the lease is gone).
+ */
+const releaseScript = `
+local record = redis.call('GET', KEYS[1])
+if not record then return 0 end
+local digits = string.match(record, '^(%d+)')
+local reserved = tonumber(digits)
+local give = tonumber(ARGV[1])
+if give > reserved then give = reserved end
+if give <= 0 then return 0 end
+redis.call('SET', KEYS[1], (reserved - give) .. string.sub(record, #digits + 1), 'KEEPTTL')
+for w = 2, 4 do
+  local v = redis.call('DECRBY', KEYS[w], give)
+  if v < 0 then redis.call('SET', KEYS[w], 0, 'KEEPTTL') end
+end
+return give
+`;
+/**
  * Takes an admission lease (pool.leasing-store.ts) of whole worst cases (`reserve` micros each): up to
  * `want` of them, no more than every rate rule has requests left right now, and no more than a quarter of
  * what is left in the tightest of the day, week and month pools — so leases shrink as a pool fills, and
@@ -121,7 +142,7 @@ return out
  * No lease while the pools are unreconciled (the epoch is missing): the exact script reconciles first.
  * KEYS: rule keys (n), pool day/week/month, lease record, res:index, res:inst, epoch. ARGV: n, (emission,
  * tolerance) per rule, want, (unused), limits (3), expiries (3), lease id, record tail, ttl, reserve.
- * Returns {0} (no lease) or {1, requests, micros}.
+ * Returns {0} (no lease) or {1, requests, micros, tightest rule (1-based), its requests left after the lease}.
  */
 const leaseScript = `
 local n = tonumber(ARGV[1])
@@ -150,6 +171,12 @@ local fit = math.floor(math.floor(room / 4) / reserve)
 if fit < tokens then tokens = fit end
 if tokens < 2 then return {0} end
 local chunk = tokens * reserve
+local tightest, left = 0, math.huge
+for i = 1, n do
+  local after = math.floor((now + tonumber(ARGV[i * 2 + 1]) - tats[i]) / tonumber(ARGV[i * 2])) - tokens
+  if after < left then tightest, left = i, after end
+end
+if tightest == 0 then left = 0 end
 for i = 1, n do
   local new_tat = tats[i] + tonumber(ARGV[i * 2]) * tokens
   local ttl = math.ceil(new_tat - now)
@@ -164,7 +191,7 @@ local ttl = tonumber(ARGV[a + 10])
 redis.call('SET', KEYS[n + 4], chunk .. ARGV[a + 9], 'PX', ttl + 86400000)
 redis.call('ZADD', KEYS[n + 5], now + ttl, ARGV[a + 8])
 redis.call('SADD', KEYS[n + 6], ARGV[a + 8])
-return {1, tokens, chunk}
+return {1, tokens, chunk, tightest, left}
 `;
 
 /** KEYS: pool day/week/month. ARGV: floors (3), expiries (3). Returns how many counters were raised. */
@@ -214,6 +241,7 @@ type PoolRedis = GcraRedis & {
   svcSettle(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
   svcRaise(numKeys: number, ...args: (string | number)[]): Promise<number>;
   svcLease(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
+  svcRelease(numKeys: number, ...args: (string | number)[]): Promise<number>;
 };
 
 /** A pool counter's key; `tag` is the payer's `shardTag` ('' on a single Redis). */
@@ -245,6 +273,7 @@ export class RedisPoolStore implements PoolStore {
     this.#redis.defineCommand('svcSettle', { lua: settleScript });
     this.#redis.defineCommand('svcRaise', { lua: raiseScript });
     this.#redis.defineCommand('svcLease', { lua: leaseScript });
+    this.#redis.defineCommand('svcRelease', { lua: releaseScript });
   }
 
   /** Called with the reconciliation to run when an admission finds the pools unreconciled (the sweeper's). */
@@ -320,7 +349,7 @@ export class RedisPoolStore implements PoolStore {
     wantRequests: number,
     reserveMicros: Micros,
     ttlMs: number,
-  ): Promise<{ requests: number; micros: Micros } | null> {
+  ): Promise<{ requests: number; micros: Micros; ruleIndex: number; ruleLeft: number } | null> {
     if (this.#cluster) return null;
     const { payerId, windows, rateRules, limits } = request;
     const keys = [
@@ -349,7 +378,15 @@ export class RedisPoolStore implements PoolStore {
       reserveMicros,
     );
     const result = await this.#redis.svcLease(keys.length, ...keys, ...args);
-    return result[0] === 1 ? { requests: result[1]!, micros: result[2]! } : null;
+    return result[0] === 1 ? { requests: result[1]!, micros: result[2]!, ruleIndex: Math.max(0, result[3]! - 1), ruleLeft: result[4]! } : null;
+  }
+
+  /** Gives back `micros` of a lease that is still recorded (its unused budget); what was given back. */
+  releaseLeased(ref: ReservationRef, micros: Micros): Promise<number> {
+    const { payerId, windows } = ref;
+    const tag = this.#tag(payerId);
+    const pools = poolWindows.map((window) => poolKey(payerId, ref.class, windows[window].key, tag));
+    return this.#redis.svcRelease(4, `res:${ref.requestId}${tag}`, ...pools, micros);
   }
 
   /** Gives back rate-limit requests a lease took and did not use. */

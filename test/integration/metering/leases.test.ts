@@ -27,7 +27,7 @@ const small = 7;
 const large = 100;
 const smallLimit = small * reservationOf('#small') + Math.floor(reservationOf('#small') / 2);
 const largeLimit = large * reservationOf('#large') + Math.floor(reservationOf('#large') / 2);
-const leases = { admissionLeases: { enabled: true, chunkRequests, admitWindowSeconds: 0.5 } };
+const leases = { admissionLeases: { enabled: true, chunkRequests, admitWindowSeconds: 0.5, hotRequests: 1 } };
 
 const plan = (dayLimit: number) => ({
   requestsPerMinute: 100_000,
@@ -140,19 +140,50 @@ describe('admission leases', () => {
     expect(statuses.filter((status) => status === 429)).toHaveLength(3);
   });
 
+  it('a casual payer is not leased; a busy one is, and its rate-limit headers count the rule, not the lease', async () => {
+    const member = await createMember(h.app, { planPackage: 'pro' });
+    const busy = await startApp(h.mode.config, {
+      config: { ...relaxedLimits, plans, gateway: { admissionLeases: { enabled: true, chunkRequests, admitWindowSeconds: 300, hotRequests: 4 }, sweepIntervalSeconds: 3600 } },
+      env: { SVC_UPSTREAM_URL: h.upstream.url },
+    });
+    try {
+      const client = new OpenAI({ apiKey: member.key, baseURL: `${busy.url}/v1`, maxRetries: 0 });
+      const remaining: number[] = [];
+      for (let i = 0; i < 7; i++) {
+        const { response } = await client.chat.completions.create(params('#busy')).withResponse();
+        remaining.push(Number(response.headers.get('x-ratelimit-remaining-requests')));
+      }
+      await settled(busy);
+      const { rows } = await h.database.query('select lease_id from usage_ledger where account_id = $1 order by id', [member.accountId]);
+      // Three on the exact path (fewer than four within a second), then the lease from the fourth on.
+      expect(rows.map((row) => row.lease_id !== null)).toEqual([false, false, false, true, true, true, true]);
+      // The rule's own count (it refills between requests), not the lease's few requests left.
+      remaining.forEach((left, i) => expect(left).toBeGreaterThanOrEqual(remaining[0]! - i));
+      remaining.forEach((left) => expect(left).toBeLessThan(plans.pro.requestsPerMinute));
+      expect(remaining[6]).toBeGreaterThan(chunkRequests * 100);
+    } finally {
+      await busy.close();
+    }
+  });
+
   it('a lease is returned on shutdown, keeping exactly what its requests cost', async () => {
     const member = await createMember(h.app, { planPackage: 'pro' });
     const third = await startApp(h.mode.config, {
-      config: { ...relaxedLimits, plans, gateway: { admissionLeases: { enabled: true, chunkRequests, admitWindowSeconds: 300 }, sweepIntervalSeconds: 3600 } },
+      config: { ...relaxedLimits, plans, gateway: { admissionLeases: { enabled: true, chunkRequests, admitWindowSeconds: 300, hotRequests: 1 }, sweepIntervalSeconds: 3600 } },
       env: { SVC_UPSTREAM_URL: h.upstream.url },
     });
     const client = new OpenAI({ apiKey: member.key, baseURL: `${third.url}/v1`, maxRetries: 0 });
     for (let i = 0; i < 3; i++) await client.chat.completions.create(params('#shutdown'));
     await settled(third);
-    // The lease is still open (a five-minute admit window): the pool holds all of it.
+    // The lease is still open (a five-minute admit window): the pool in Redis holds all of it …
     const leaseIds = await openLeaseIds(member.accountId);
     expect(leaseIds).toHaveLength(1);
     expect(await poolDay(member.accountId)).toBe(chunkRequests * reservationOf('#shutdown'));
+    // … but the member's usage, read on the instance holding it, shows only what the three requests cost.
+    const costs = (await ledgerRows(h.database, member.accountId, 3)).reduce((sum, row) => sum + Number(row.cost_micros), 0);
+    const shown = await third.app.services.pools.read(member.accountId, third.app.services.windows.current());
+    expect(shown.find((pool) => pool.class === 'fast' && pool.window === 'day')!.usedMicros).toBe(costs);
+    expect(shown.find((pool) => pool.class === 'fast' && pool.window === 'month')!.usedMicros).toBe(costs);
     await third.close();
     expect(await openLeaseIds(member.accountId)).toEqual([]);
     const rows = await ledgerRows(h.database, member.accountId, 3);
@@ -172,7 +203,7 @@ describe('admission leases', () => {
         redis: redisConfig,
         plans,
         rateLimits: relaxedLimits.rateLimits,
-        gateway: { admissionLeases: { enabled: true, chunkRequests, admitWindowSeconds: 300 }, sweepIntervalSeconds: 3600 },
+        gateway: { admissionLeases: { enabled: true, chunkRequests, admitWindowSeconds: 300, hotRequests: 1 }, sweepIntervalSeconds: 3600 },
       }),
     );
     const port = await freePort();
@@ -225,6 +256,7 @@ describe('admission leases', () => {
       admitWindowMs: 60_000,
       reservationTtlMs: 3_600_000,
       refusedForMs: 1000,
+      hotRequests: 1,
       onError: () => undefined,
     });
     const reserve = 5_000;
