@@ -171,6 +171,7 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
           reservationTtlMs: config.gateway.reservationTtlSeconds * 1000,
           refusedForMs: 1000,
           hotRequests: leases.hotRequests,
+          idleMs: leases.idleSeconds * 1000,
           onError: (error, what) => log.warn({ err: error }, what),
         })
       : (redisPools ?? new SqlPoolStore(db, instanceId)),

@@ -337,12 +337,14 @@ const FileConfigModel = z.strictObject({
        */
       admissionLeases: z
         .strictObject({
-          enabled: z.boolean().default(false),
+          enabled: z.boolean().default(true),
           /** Most worst cases (of the request that takes it) and requests per lease; fewer as a pool fills. */
           chunkRequests: z.number().int().min(2).max(1000).default(32),
           admitWindowSeconds: z.number().positive().max(300).default(5),
           /** A payer is leased once it sends this many requests within a second (1 = from the first). */
           hotRequests: z.number().int().min(1).max(1000).default(8),
+          /** A lease that has admitted nothing for this long gives its unused budget back. */
+          idleSeconds: z.number().positive().max(300).default(0.2),
         })
         .prefault({}),
       maxMessages: z.number().int().positive().default(256),

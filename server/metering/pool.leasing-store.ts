@@ -9,19 +9,25 @@
  *
  * - Near the end of a pool (fewer than eight worst cases left in a window) no lease is granted: requests go
  *   through the exact one-request script, so a small pool admits exactly up to its end.
- * - A lease admits for `admitWindowMs`; then (or when it cannot cover a request) it retires, and once the
- *   requests it admitted have settled — their ledger rows written with its id — what it did not use goes
- *   back: the pools move by consumed − leased (the settlement script), unused rate-limit requests are given
- *   back. On shutdown every lease is returned after settlement has flushed.
+ * - Only busy payers are leased: a key gets a lease once it has had `hotRequests` admissions within a
+ *   second (8 by default). A member chatting by hand, and every payer's first requests, take the exact path.
+ * - A lease admits for `admitWindowMs`; then (or when it cannot cover a request) it retires and gives its
+ *   unused budget back at once; once the requests it admitted have settled — their ledger rows written with
+ *   its id — it is settled to what they cost: the pools move by consumed − still leased (the settlement
+ *   script), unused rate-limit requests are given back. On shutdown every lease is returned after
+ *   settlement has flushed.
  * - When its instance dies, the sweeper settles the lease to the sum of the ledger rows written under it
  *   (`usage_ledger.lease_id`): exactly what was billed stays, the rest is returned. Requests in flight at
  *   the crash have no row and cost nothing, as an abandoned non-streaming request does today.
  * - Streams (the concurrent-stream cap lives in Redis) and Redis Cluster use the exact path.
+ * - Rate-limit headers count the rule, not the lease: what Redis had left once the lease was taken plus
+ *   what the lease still holds (a lower bound: the rule refills meanwhile). The usage page read here takes
+ *   this instance's unused leased budget off the pools.
  *
- * Bounded approximations: the rate-limit headers of a leased admission show the lease's requests left,
- * not the rule's; a request may be refused by the exact path while another instance's lease still holds
- * budget it will return within `admitWindowMs` (never an overdraft, sometimes an early 402 near the end).
- * The usage page counts unused leased budget as used until it is returned.
+ * The one approximation left, bounded: a request may be refused by the exact path while another
+ * instance's active lease still holds budget it has no requests for; a lease that has admitted nothing for
+ * `idleMs` (0.2 s) retires and gives it back. Never an overdraft — at worst an early 402 for a busy payer at its pool's end —
+ * and another instance's unused leased budget shows as used on this one's usage page meanwhile.
  */
 import { randomBytes } from 'node:crypto';
 import type { Micros } from '../config/money.ts';
@@ -45,6 +51,8 @@ export interface LeaseOptions {
   refusedForMs: number;
   /** A key is leased once it has had this many admissions within a second (1 = from the first request). */
   hotRequests: number;
+  /** A lease that has admitted nothing for this long retires and gives its unused budget back. */
+  idleMs: number;
   onError: (error: unknown, what: string) => void;
 }
 
@@ -67,6 +75,8 @@ interface Lease {
   rule: RateRule;
   inflight: number;
   admitUntil: number;
+  /** When it last admitted: a lease idle for `idleMs` retires (its payer has gone quiet here). */
+  lastAdmit: number;
   retired: boolean;
   returned: boolean;
 }
@@ -91,7 +101,7 @@ export class LeasingPoolStore implements PoolStore {
   constructor(inner: RedisPoolStore, options: LeaseOptions) {
     this.#inner = inner;
     this.#options = options;
-    this.#timer = setInterval(() => this.#retireDue(), Math.max(100, Math.min(1000, options.admitWindowMs / 4))).unref();
+    this.#timer = setInterval(() => this.#retireDue(), Math.max(50, Math.min(1000, options.idleMs / 2, options.admitWindowMs / 4))).unref();
   }
 
   /** Leases not yet returned (for tests and shutdown). */
@@ -121,6 +131,7 @@ export class LeasingPoolStore implements PoolStore {
     lease.available -= request.reserveMicros;
     lease.requests -= 1;
     lease.inflight += 1;
+    lease.lastAdmit = now;
     this.#admitted.set(request.requestId, { lease, reserved: request.reserveMicros });
     // The rule's own count as this instance sees it: what Redis had left plus what the lease still holds.
     const { rule } = lease;
@@ -172,6 +183,7 @@ export class LeasingPoolStore implements PoolStore {
         rule: request.rateRules[granted.ruleIndex] ?? request.rateRules[0]!,
         inflight: 0,
         admitUntil: Date.now() + this.#options.admitWindowMs,
+        lastAdmit: Date.now(),
         retired: false,
         returned: false,
       };
@@ -244,7 +256,7 @@ export class LeasingPoolStore implements PoolStore {
 
   #retireDue(): void {
     const now = Date.now();
-    for (const lease of this.#active.values()) if (now >= lease.admitUntil) this.#retire(lease);
+    for (const lease of this.#active.values()) if (now >= lease.admitUntil || now - lease.lastAdmit >= this.#options.idleMs) this.#retire(lease);
     for (const [key, until] of this.#refusedUntil) if (until <= now) this.#refusedUntil.delete(key);
     for (const [key, recent] of this.#recent) if (now - recent.since >= 1000) this.#recent.delete(key);
   }

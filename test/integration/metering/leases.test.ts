@@ -143,7 +143,7 @@ describe('admission leases', () => {
   it('a casual payer is not leased; a busy one is, and its rate-limit headers count the rule, not the lease', async () => {
     const member = await createMember(h.app, { planPackage: 'pro' });
     const busy = await startApp(h.mode.config, {
-      config: { ...relaxedLimits, plans, gateway: { admissionLeases: { enabled: true, chunkRequests, admitWindowSeconds: 300, hotRequests: 4 }, sweepIntervalSeconds: 3600 } },
+      config: { ...relaxedLimits, plans, gateway: { admissionLeases: { enabled: true, chunkRequests, admitWindowSeconds: 300, hotRequests: 4, idleSeconds: 300 }, sweepIntervalSeconds: 3600 } },
       env: { SVC_UPSTREAM_URL: h.upstream.url },
     });
     try {
@@ -166,10 +166,25 @@ describe('admission leases', () => {
     }
   });
 
+  it('a lease that goes quiet gives its unused budget back at once, while its request is still running', async () => {
+    const member = await createMember(h.app, { planPackage: 'pro' });
+    const client = new OpenAI({ apiKey: member.key, baseURL: `${h.app.url}/v1`, maxRetries: 0 });
+    const reserve = reservationOf('#quiet #slow');
+    const running = client.chat.completions.create(params('#quiet #slow'));
+    // Leased whole first, then (idle 0.2 s) only the running request's worst case stays reserved.
+    await expect.poll(() => poolDay(member.accountId), { timeout: 2000, interval: 20 }).toBe(reserve);
+    expect(await openLeaseIds(member.accountId)).toHaveLength(1);
+    await running;
+    await settled(h.app);
+    await expect.poll(() => openLeaseIds(member.accountId), { timeout: 5000, interval: 50 }).toEqual([]);
+    const rows = await ledgerRows(h.database, member.accountId, 1);
+    expect(await poolDay(member.accountId)).toBe(Number(rows[0]!.cost_micros));
+  });
+
   it('a lease is returned on shutdown, keeping exactly what its requests cost', async () => {
     const member = await createMember(h.app, { planPackage: 'pro' });
     const third = await startApp(h.mode.config, {
-      config: { ...relaxedLimits, plans, gateway: { admissionLeases: { enabled: true, chunkRequests, admitWindowSeconds: 300, hotRequests: 1 }, sweepIntervalSeconds: 3600 } },
+      config: { ...relaxedLimits, plans, gateway: { admissionLeases: { enabled: true, chunkRequests, admitWindowSeconds: 300, hotRequests: 1, idleSeconds: 300 }, sweepIntervalSeconds: 3600 } },
       env: { SVC_UPSTREAM_URL: h.upstream.url },
     });
     const client = new OpenAI({ apiKey: member.key, baseURL: `${third.url}/v1`, maxRetries: 0 });
@@ -203,7 +218,7 @@ describe('admission leases', () => {
         redis: redisConfig,
         plans,
         rateLimits: relaxedLimits.rateLimits,
-        gateway: { admissionLeases: { enabled: true, chunkRequests, admitWindowSeconds: 300, hotRequests: 1 }, sweepIntervalSeconds: 3600 },
+        gateway: { admissionLeases: { enabled: true, chunkRequests, admitWindowSeconds: 300, hotRequests: 1, idleSeconds: 300 }, sweepIntervalSeconds: 3600 },
       }),
     );
     const port = await freePort();
@@ -257,6 +272,7 @@ describe('admission leases', () => {
       reservationTtlMs: 3_600_000,
       refusedForMs: 1000,
       hotRequests: 1,
+      idleMs: 3_600_000,
       onError: () => undefined,
     });
     const reserve = 5_000;
