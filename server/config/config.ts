@@ -332,8 +332,9 @@ const FileConfigModel = z.strictObject({
       /** How often each instance sweeps expired reservations. */
       sweepIntervalSeconds: z.number().positive().default(15),
       /**
-       * Admission leases (single Redis only): each instance leases pool budget and rate-limit requests in
-       * chunks and admits non-streaming requests locally while a lease covers them (pool.leasing-store.ts).
+       * Admission leases (single Redis only; on by default): each instance leases a busy payer's pool budget
+       * and rate-limit requests in chunks and admits non-streaming requests locally while a lease covers
+       * them (pool.leasing-store.ts). `enabled: false` admits every request by the exact Redis script.
        */
       admissionLeases: z
         .strictObject({

@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- --quick] [-- --systems=direct,passthrough,portkey,svc] [-- --rounds=N] [-- --profile]
- *   [-- --scenarios=s1,s2,s3,s4,s5] [-- --autocannon] [-- --svc-log-level=warn] [-- --svc-node-flags='--max-semi-space-size=8']`
- * (`--profile` writes a V8 CPU profile of svc to bench-results/<timestamp>-profile/.)
+ *   [-- --scenarios=s1,s2,s3,s4,s5] [-- --autocannon] [-- --svc-log-level=warn] [-- --svc-node-flags='--max-semi-space-size=8'] [-- --exact]`
+ * (`--profile` writes a V8 CPU profile of svc to bench-results/<timestamp>-profile/; `--exact` turns svc's admission leases off.)
  * Two other modes, each on its own:
  *   `--instances=N` or `--instances=1,2,4` [`--duration=8s`]: N svc processes on one database and Redis (scale.ts);
  *   `--soak=10m` [`--soak-rate=40`] [`--soak-sample=10s`]: a fixed rate with streams, svc sampled every 10 s (soak.ts).
@@ -25,8 +25,8 @@ import { parseDuration, runSoak } from './soak.ts';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-/** `--leases`: svc with admission leases on (gateway.admissionLeases), for an A/B against the exact path. */
-const leasesOn = args.includes('--leases');
+/** `--exact`: svc with admission leases off (every request admitted by Redis), for an A/B against the default. */
+const exact = args.includes('--exact');
 const profile = args.includes('--profile');
 const svcLogLevel = args.find((a) => a.startsWith('--svc-log-level='))?.slice('--svc-log-level='.length);
 const svcNodeFlags = args.find((a) => a.startsWith('--svc-node-flags='))?.slice('--svc-node-flags='.length);
@@ -47,10 +47,10 @@ const instancesArg = args.find((a) => a.startsWith('--instances='))?.slice('--in
 const soakArg = args.find((a) => a.startsWith('--soak='))?.slice('--soak='.length);
 if (instancesArg !== undefined || soakArg !== undefined) {
   const info = machine();
-  say(`bench: ${instancesArg !== undefined ? `instances ${instancesArg}` : `soak ${soakArg}`}${quick ? ' (quick)' : ''}; ${info.nproc} cores (${info.cpu}), Node ${info.node}, load ${info.loadavg.join(' ')}`);
+  say(`bench: ${instancesArg !== undefined ? `instances ${instancesArg}` : `soak ${soakArg}`}${quick ? ' (quick)' : ''}${exact ? ', admission exact' : ''}; ${info.nproc} cores (${info.cpu}), Node ${info.node}, load ${info.loadavg.join(' ')}`);
   pinSelf(LOAD_CORE);
   const upstream = await startUpstream(logOf('upstream'));
-  const svcOptions = { ...(svcLogLevel ? { logLevel: svcLogLevel } : {}), ...(svcNodeFlags ? { nodeFlags: svcNodeFlags.split(' ') } : {}), ...(leasesOn ? { leases: true } : {}) };
+  const svcOptions = { ...(svcLogLevel ? { logLevel: svcLogLevel } : {}), ...(svcNodeFlags ? { nodeFlags: svcNodeFlags.split(' ') } : {}), ...(exact ? { exact: true } : {}) };
   let passed: boolean;
   try {
     if (instancesArg !== undefined) {
@@ -90,7 +90,7 @@ if (instancesArg !== undefined || soakArg !== undefined) {
 
 const startedAt = Date.now();
 const machineBefore = machine();
-say(`bench: ${quick ? 'quick' : 'full'} run, ${rounds} rounds; ${machineBefore.nproc} cores (${machineBefore.cpu}), Node ${machineBefore.node}, load ${machineBefore.loadavg.join(' ')}`);
+say(`bench: ${quick ? 'quick' : 'full'} run, ${rounds} rounds, svc admission ${exact ? 'exact (leases off)' : 'leased (the default)'}; ${machineBefore.nproc} cores (${machineBefore.cpu}), Node ${machineBefore.node}, load ${machineBefore.loadavg.join(' ')}`);
 if (!hasTaskset) say('bench: taskset not found, processes are NOT pinned (numbers are less comparable)');
 pinSelf(LOAD_CORE);
 
@@ -109,7 +109,7 @@ try {
         ...(profile ? { profileDir: resolve(outDir, `${stamp}-profile`) } : {}),
         ...(svcLogLevel ? { logLevel: svcLogLevel } : {}),
         ...(svcNodeFlags ? { nodeFlags: svcNodeFlags.split(' ') } : {}),
-        ...(leasesOn ? { leases: true } : {}),
+        ...(exact ? { exact: true } : {}),
         searchUrl: searxng.url,
       });
       systems.push(svc);

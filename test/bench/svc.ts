@@ -37,7 +37,7 @@ export interface SvcSystem extends System {
 }
 
 /** Pools and limits so large the benchmark never meets them; everything else is the default config. */
-function benchConfig(prefix: string, logLevel?: string, leases?: boolean): object {
+function benchConfig(prefix: string, logLevel?: string, exact?: boolean): object {
   const huge = { day: 1_000_000, week: 5_000_000, month: 20_000_000 };
   return {
     // The load comes from one address: the per-address connection cap (256) would refuse S4's 500 streams.
@@ -46,7 +46,7 @@ function benchConfig(prefix: string, logLevel?: string, leases?: boolean): objec
     plans: { ...defaultPlans, free: { ...defaultPlans.free, requestsPerMinute: 100_000_000, pools: { fast: huge, premium: huge } } },
     rateLimits: { ipPerMinute: 100_000_000, concurrentStreamsPerAccount: 100_000 },
     // The default (256) caps concurrent requests per upstream: S4's 500 and S5's 1,000 streams need more.
-    gateway: { connectionsPerUpstream: 4096, ...(leases ? { admissionLeases: { enabled: true } } : {}) },
+    gateway: { connectionsPerUpstream: 4096, ...(exact ? { admissionLeases: { enabled: false } } : {}) },
     // The search scenario measures the whole path every time: no answers from the short cache.
     search: { cacheSeconds: 0 },
     ...(logLevel ? { server: { host: '127.0.0.1', maxConnectionsPerIp: 100_000, logLevel } } : {}),
@@ -54,8 +54,8 @@ function benchConfig(prefix: string, logLevel?: string, leases?: boolean): objec
 }
 
 export interface SvcOptions {
-  /** Admission leases on (`gateway.admissionLeases.enabled`), for an A/B with `--leases`. */
-  leases?: boolean;
+  /** Admission leases off (`gateway.admissionLeases.enabled: false`): every request admitted by Redis, for an A/B with `--exact`. */
+  exact?: boolean;
   /** Write a V8 CPU profile of svc into this directory (`node --cpu-prof`). */
   profileDir?: string;
   /** Override `server.logLevel` (default: svc's own default, `info`). */
@@ -108,7 +108,7 @@ export async function startSvcGroup(upstream: Upstream, count: number, logOf: (i
   await admin.connect();
   await admin.query(`create database "${database}"`);
   const databaseUrl = Object.assign(new URL(PG_ADMIN), { pathname: `/${database}` }).toString();
-  writeFileSync(configPath, stringify(benchConfig(prefix, options.logLevel, options.leases)));
+  writeFileSync(configPath, stringify(benchConfig(prefix, options.logLevel, options.exact)));
 
   const children: Child[] = [];
   const instances: { origin: string; pid: number }[] = [];
