@@ -19,7 +19,8 @@
  * - When its instance dies, the sweeper settles the lease to the sum of the ledger rows written under it
  *   (`usage_ledger.lease_id`): exactly what was billed stays, the rest is returned. Requests in flight at
  *   the crash have no row and cost nothing, as an abandoned non-streaming request does today.
- * - Streams (the concurrent-stream cap lives in Redis) and Redis Cluster use the exact path.
+ * - Streams (the concurrent-stream cap lives in Redis) and Redis Cluster use the exact path, and so does
+ *   every request while the connection to Redis is down: every lease retires, admission fails closed.
  * - Rate-limit headers count the rule, not the lease: what Redis had left once the lease was taken plus
  *   what the lease still holds (a lower bound: the rule refills meanwhile). The usage page read here takes
  *   this instance's unused leased budget off the pools.
@@ -116,6 +117,11 @@ export class LeasingPoolStore implements PoolStore {
 
   async admit(request: AdmissionRequest): Promise<Admission> {
     if (request.streamCap > 0 || this.#closed) return this.#inner.admit(request);
+    if (!this.#inner.connected) {
+      // Redis went away (maybe with its data): no admission in memory; the exact path fails closed (503).
+      for (const lease of [...this.#active.values()]) this.#retire(lease);
+      return this.#inner.admit(request);
+    }
     const key = leaseKey(request);
     const now = Date.now();
     let lease = this.#active.get(key);

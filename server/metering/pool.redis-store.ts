@@ -381,6 +381,11 @@ export class RedisPoolStore implements PoolStore {
     return result[0] === 1 ? { requests: result[1]!, micros: result[2]!, ruleIndex: Math.max(0, result[3]! - 1), ruleLeft: result[4]! } : null;
   }
 
+  /** Connected to Redis right now (admission under a lease must not outlive it: fail closed). */
+  get connected(): boolean {
+    return this.#redis.status === 'ready';
+  }
+
   /** Gives back `micros` of a lease that is still recorded (its unused budget); what was given back. */
   releaseLeased(ref: ReservationRef, micros: Micros): Promise<number> {
     const { payerId, windows } = ref;

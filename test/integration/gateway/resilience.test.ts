@@ -1,5 +1,6 @@
 /**
- * Failure modes: Redis cut off → admission fails closed (503, the upstream never called); an instance
+ * Failure modes: Redis cut off → admission fails closed (503, the upstream never called), a busy payer's
+ * admission lease included; an instance
  * killed with -9 while holding reservations → after restart the sweeper leaves none behind.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -8,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startApp } from '../../helpers/app.ts';
+import { freePort, settled, startApp } from '../../helpers/app.ts';
 import { testRedisUrl } from '../../helpers/env.ts';
 import { CuttableProxy } from '../../helpers/tcp-proxy.ts';
 import { createMember, ledgerRows, relaxedLimits, startHarness, type Harness } from './harness.ts';
@@ -46,6 +47,30 @@ describe('Redis unreachable', () => {
         expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
         expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe('service_unavailable');
       }
+      expect(h.upstream.stats.requests).toBe(before);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a busy payer admitted under a lease gets 503 too: the lease does not outlive the connection', async () => {
+    proxy.restore();
+    const app = await startApp(h.mode.config, {
+      config: { ...relaxedLimits, redis: { url: `redis://127.0.0.1:${proxy.port}`, keyPrefix: `${(h.mode.config.redis as { keyPrefix: string }).keyPrefix}down2:` } },
+      env: { SVC_UPSTREAM_URL: h.upstream.url },
+    });
+    try {
+      const member = await createMember(app);
+      for (let i = 0; i < 12; i++) await member.client.chat.completions.create({ model: 'auto', messages: hello });
+      await settled(app);
+      const { rows } = await h.database.query('select count(lease_id)::int as n from usage_ledger where account_id = $1', [member.accountId]);
+      expect(rows[0].n).toBeGreaterThan(0);
+      const before = h.upstream.stats.requests;
+      proxy.cut();
+      await new Promise((r) => setTimeout(r, 200));
+      const error = await member.client.chat.completions.create({ model: 'auto', messages: hello }).catch((e: unknown) => e);
+      expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+      expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe('service_unavailable');
       expect(h.upstream.stats.requests).toBe(before);
     } finally {
       await app.close();
