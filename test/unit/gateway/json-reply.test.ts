@@ -68,6 +68,14 @@ describe('fastChatReply', () => {
     expect(fast(vllm)?.usage).toEqual({ prompt_tokens: 20, completion_tokens: 4, total_tokens: 24 });
   });
 
+  it('reads the three counts in any order, only when they open the usage object', () => {
+    const withUsage = (usage: string) => scripted.replace(/"usage":\{.*\}\}$/, `"usage":${usage}}`);
+    expect(fast(withUsage('{"completion_tokens":3,"prompt_tokens":12,"total_tokens":15}'))?.usage).toEqual({ prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 });
+    expect(fastChatReply(withUsage('{"prompt_tokens_details":null,"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}'), 'svc-chat', bounds)).toBeNull();
+    expect(fastChatReply(withUsage('{"prompt_tokens":12,"prompt_tokens":3,"total_tokens":15}'), 'svc-chat', bounds)).toBeNull();
+    expect(fastChatReply(withUsage('{"prompt_tokens":012,"completion_tokens":3,"total_tokens":15}'), 'svc-chat', bounds)).toBeNull();
+  });
+
   it('takes n = 2 choices', () => {
     const text = JSON.stringify({ ...JSON.parse(scripted), choices: [choice(0, 'a'), choice(1, 'b')] });
     expect(fast(text)?.usage.completion_tokens).toBe(3);
