@@ -1,8 +1,9 @@
 /**
  * The chat executor: `POST /v1/chat/completions` for text models, over the metering pipeline. `plan`
  * routes a validated request (model → deployments, worst case = prompt bytes + n × max_tokens);
- * `execute` proxies it with undici (fallback only before the first byte), non-streaming or as SSE re-framed
- * for the official SDKs (`stream-rewriter.ts`); `measure` counts tokens when the upstream reported none.
+ * `execute` proxies it with undici (fallback only before the first byte), non-streaming (a reply in the usual
+ * shape forwarded with its model swapped, `json-reply.ts`) or as SSE re-framed for the official SDKs
+ * (`stream-rewriter.ts`); `measure` counts tokens when the upstream reported none.
  * The same executor serves `/v1/responses` and `/v1/completions`: their planners hand it a chat request and
  * a framing (`framing.ts`) that re-frames the reply. Tools with `stream: true` (`gateway.toolsWithStream:
  * emulate`, and the Responses API) are sent upstream without streaming and replayed to the client as SSE.
@@ -25,6 +26,7 @@ import { forwards, type FieldFilter, type ModelRegistry, type RoutedModel } from
 import { rateLimitHeaders } from '../rate-limit/rate-limit.service.ts';
 import { isOwnedField, legacyFunctions, type ChatBody } from './chat.validate.ts';
 import { asLegacyFunctionCall, chatFraming, replayAsChunks, type ChatCompletion, type CompletionChoice, type ReplyFraming, type StreamFramer } from './framing.ts';
+import { fastChatReply, saneUsage } from './json-reply.ts';
 import type { UpstreamUsage } from './stream-rewriter.ts';
 import { countPromptTokens, TokenEstimate, tokenizer } from './token-estimate.ts';
 
@@ -120,17 +122,26 @@ export class ChatExecutor implements Executor<ChatCall> {
     });
   }
 
-  /** A non-streaming upstream call: the completion with svc's fixes, usage set (upstream's, or the estimate). */
-  async #complete(turn: Turn, call: ChatCall, exchange: Exchange): Promise<ChatCompletion> {
+  /** A non-streaming upstream call's reply, read whole. */
+  async #read(turn: Turn, call: ChatCall, exchange: Exchange): Promise<string> {
     const response = await this.#send(turn, call, exchange);
-    let completion: Record<string, unknown> & { choices?: unknown; usage?: unknown };
     try {
-      completion = (await response.body.json()) as typeof completion;
+      return await response.body.text();
     } catch (error) {
       if (exchange.signal.aborted) throw error;
       throw new UpstreamFailure('upstream_error', 'The model server sent an invalid response.', 200, error);
     }
-    if (!Array.isArray(completion.choices)) throw new UpstreamFailure('upstream_error', 'The model server sent a response without choices.', 200);
+  }
+
+  /** A non-streaming reply parsed: the completion with svc's fixes, usage set (upstream's, or the estimate). */
+  async #complete(turn: Turn, call: ChatCall, text: string): Promise<ChatCompletion> {
+    let completion: (Record<string, unknown> & { choices?: unknown; usage?: unknown }) | null;
+    try {
+      completion = JSON.parse(text) as typeof completion;
+    } catch (error) {
+      throw new UpstreamFailure('upstream_error', 'The model server sent an invalid response.', 200, error);
+    }
+    if (!Array.isArray(completion?.choices)) throw new UpstreamFailure('upstream_error', 'The model server sent a response without choices.', 200);
     completion.object = 'chat.completion';
     completion.model = call.model.resolvedId;
     for (const choice of completion.choices as { message?: Record<string, unknown>; logprobs?: unknown }[]) {
@@ -151,27 +162,38 @@ export class ChatExecutor implements Executor<ChatCall> {
     return completion as ChatCompletion;
   }
 
+  /**
+   * A non-streaming reply. For chat completions in the usual upstream shape, the upstream's text with the
+   * model swapped (`fastChatReply`); otherwise parsed, fixed and framed for the client's API.
+   */
   async #proxyJson(turn: Turn, call: ChatCall, exchange: Exchange): Promise<void> {
     delete call.body.stream_options;
-    const completion = await this.#complete(turn, call, exchange);
+    const text = await this.#read(turn, call, exchange);
     // Until the whole reply was in hand: a non-streaming client waits for all of it.
     const upstreamMs = performance.now() - turn.upstreamFrom;
-    // Chat frames synchronously: no promise on the hot path.
-    const framed = call.framing.json(completion);
-    const text = typeof framed === 'string' ? framed : await framed;
+    // Legacy `functions` and the other APIs rewrite the completion itself.
+    const fast = call.framing === chatFraming && !call.body[legacyFunctions] ? fastChatReply(text, call.model.resolvedId, call) : null;
+    let body: string;
+    if (fast) {
+      turn.metered = { inputTokens: fast.usage.prompt_tokens, outputTokens: fast.usage.completion_tokens };
+      body = fast.body;
+    } else {
+      const framed = call.framing.json(await this.#complete(turn, call, text));
+      body = typeof framed === 'string' ? framed : await framed;
+    }
     turn.output = true;
     exchange
       .reply!.headers(turn.rate ? rateLimitHeaders(turn.rate) : {})
       .header('server-timing', serverTiming(turn, upstreamMs))
       .type('application/json')
-      .send(text);
+      .send(body);
   }
 
   /** Tools with `stream: true`: one non-streaming upstream call, replayed to the client as a proper stream. */
   async #replayStream(turn: Turn, call: ChatCall, exchange: Exchange): Promise<void> {
     call.body.stream = false;
     delete call.body.stream_options;
-    const completion = await this.#complete(turn, call, exchange);
+    const completion = await this.#complete(turn, call, await this.#read(turn, call, exchange));
     const upstreamMs = performance.now() - turn.upstreamFrom;
     completion.id ??= `chatcmpl-${turn.id}`;
     completion.created ??= Math.floor(Date.now() / 1000);
@@ -292,17 +314,6 @@ export async function estimateChatUsage(call: Pick<ChatCall, 'body' | 'produced'
 
 function asUsage(metered: Metered): UpstreamUsage {
   return { prompt_tokens: metered.inputTokens, completion_tokens: metered.outputTokens, total_tokens: metered.inputTokens + metered.outputTokens };
-}
-
-/** Upstream usage if it is plausible; null (→ estimate) when absent, negative, or beyond what was asked for. */
-function saneUsage(value: unknown, call: ChatCall): UpstreamUsage | null {
-  if (!value || typeof value !== 'object') return null;
-  const { prompt_tokens: prompt, completion_tokens: completion } = value as Record<string, unknown>;
-  if (!Number.isSafeInteger(prompt) || !Number.isSafeInteger(completion)) return null;
-  const p = prompt as number;
-  const c = completion as number;
-  if (p < 0 || c < 0 || p > call.promptBound || c > call.outputBound) return null;
-  return { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
 }
 
 /** Waits until the client takes more or leaves; one that stops reading is let go at the turn's deadline. */

@@ -1,0 +1,89 @@
+/**
+ * What an upstream's reply says about usage, checked against the turn's bounds (`saneUsage`), and the
+ * non-streaming chat reply re-framed without parsing it (`fastChatReply`) — the counterpart of the stream
+ * rewriter's fast path (`stream-rewriter.ts`).
+ *
+ * svc's fixes to a chat completion are `object`, `model` (the product id), and `logprobs` and
+ * `message.refusal` on every choice. When the upstream's text already has all but the model right, the
+ * reply is its text with the model swapped, and only the small `usage` object is read, for billing. What
+ * the text must look like — anything else returns null and the caller parses the whole body:
+ * - it starts `{"id":"…","object":"chat.completion","created":N,"model":"…","choices":[` exactly (no
+ *   whitespace, no escapes in id and model) and ends with `}`, so a non-JSON or truncated body fails here;
+ * - every choice has `"logprobs":null` and a `"refusal":` key (both counted against `"finish_reason":`;
+ *   a logprobs object has a `refusal` key of its own, so such replies take the full parse);
+ * - the last `"usage":` opens with its three token counts (sane, and a consistent total), then has only
+ *   numbers, nulls and flat `*_details` objects; after it come only scalar top-level members
+ *   (`service_tier`, `system_fingerprint`, vLLM's `kv_transfer_params`) and the closing `}`;
+ * - nothing after the prefix names a `"model":` again.
+ *
+ * Why counting keys is sound: inside a JSON string every `"` is escaped, so `"usage":` with a bare quote is
+ * always a key — no text in a prompt or written by the model can pass for one. Why forwarding the rest
+ * unparsed is acceptable: the upstream is operator-configured, and the streaming fast path already forwards
+ * its chunk bodies unparsed.
+ */
+import type { UpstreamUsage } from './stream-rewriter.ts';
+
+/** What a turn may bill at most: prompt tokens (request bytes) and output tokens (n × max_tokens). */
+export interface UsageBounds {
+  promptBound: number;
+  outputBound: number;
+}
+
+/** Upstream usage if it is plausible; null (→ estimate) when absent, negative, or beyond what was asked for. */
+export function saneUsage(value: unknown, bounds: UsageBounds): UpstreamUsage | null {
+  if (!value || typeof value !== 'object') return null;
+  const { prompt_tokens: prompt, completion_tokens: completion } = value as Record<string, unknown>;
+  if (!Number.isSafeInteger(prompt) || !Number.isSafeInteger(completion)) return null;
+  const p = prompt as number;
+  const c = completion as number;
+  if (p < 0 || c < 0 || p > bounds.promptBound || c > bounds.outputBound) return null;
+  return { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
+}
+
+/** Up to the model's value: kept as sent; then the model, replaced. */
+const head = /(\{"id":"[^"\\]*","object":"chat\.completion","created":\d+,"model":)"[^"\\]*"(?=,"choices":\[)/y;
+const count = String.raw`"([a-z]+)_tokens":(0|[1-9]\d*)`;
+const member = String.raw`"[a-z_]+":(?:0|[1-9]\d*|null)`;
+/**
+ * From the usage object's `{` to the end: its three counts first (in any order: vLLM writes prompt, total,
+ * completion), more numbers, nulls and flat `*_details` objects; then scalar top-level members and `}`.
+ */
+const usageToEnd = new RegExp(
+  String.raw`\{${count},${count},${count}(?:,${member}|,"[a-z_]+_details":\{(?:${member}(?:,${member})*)?\})*\}(?:,"[a-z_]+":(?:null|true|false|-?[\d.eE+-]+|"[^"\\]*"))*\}\s*$`,
+  'y',
+);
+
+/**
+ * The upstream's reply as svc sends it, with `model` named `model`, and its sane usage; null when the
+ * text is not in the usual shape, is not quite right yet, or has no usable usage.
+ */
+export function fastChatReply(text: string, model: string, bounds: UsageBounds): { body: string; usage: UpstreamUsage } | null {
+  head.lastIndex = 0;
+  const match = head.exec(text);
+  if (!match) return null;
+  const rest = head.lastIndex;
+  const choices = keys(text, 'finish_reason":', rest);
+  if (keys(text, 'logprobs":', rest) !== choices || keys(text, 'logprobs":null', rest) !== choices || keys(text, 'refusal":', rest) !== choices) return null;
+  if (keys(text, 'model":', rest) !== 0) return null;
+  const usageAt = text.lastIndexOf('usage":');
+  if (usageAt <= rest || text.charCodeAt(usageAt - 1) !== 34 /* " */) return null;
+  usageToEnd.lastIndex = usageAt + 7;
+  const found = usageToEnd.exec(text);
+  if (!found) return null;
+  const reported: Record<string, number> = { [found[1]!]: Number(found[2]), [found[3]!]: Number(found[4]), [found[5]!]: Number(found[6]) };
+  const usage = saneUsage({ prompt_tokens: reported.prompt, completion_tokens: reported.completion }, bounds);
+  // The client sees the upstream's usage: only when its total is the one svc would have written.
+  if (!usage || reported.total !== usage.total_tokens) return null;
+  return { body: `${match[1]}${JSON.stringify(model)}${text.slice(rest)}`, usage };
+}
+
+/**
+ * How often `"` + `tail` occurs after `from` (tail `logprobs":` counts `"logprobs":` keys, not
+ * `"top_logprobs":`). Searching without the leading quote, then checking it, is several times faster:
+ * JSON is full of quotes.
+ */
+function keys(text: string, tail: string, from: number): number {
+  let n = 0;
+  for (let at = text.indexOf(tail, from); at !== -1; at = text.indexOf(tail, at + tail.length)) if (text.charCodeAt(at - 1) === 34 /* " */) n++;
+  return n;
+}
