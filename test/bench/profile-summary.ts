@@ -30,7 +30,10 @@ for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n
 // leaves out start-up (module loading, migrations) and shutdown.
 const serving = process.argv.includes('--serving');
 const inChat = (id: number) => {
-  for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) if (byId.get(cur)!.callFrame.functionName === 'handleChat') return true;
+  for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+    const frame = byId.get(cur)!.callFrame;
+    if (frame.functionName === 'serve' && frame.url.endsWith('metering/pipeline.ts')) return true;
+  }
   return false;
 };
 let first = 0;
@@ -115,13 +118,13 @@ if (process.argv.includes('--categories')) {
     ['logging (pino, sync writes)', /node_modules\/(pino|sonic-boom|@pinojs|pino-std-serializers)\/|server\/log\.ts/],
     ['metrics (prom-client onResponse)', /node_modules\/prom-client\/|server\/http\/metrics\.ts/],
     ['request id (randomBytes)', /server\/http\/request-id\.ts/],
-    ['settle (Redis settle + ledger insert)', /server\/modules\/usage\/settlement\.ts|chat\.pipeline\.ts:(405|411)|\bsettle\b.*pool\.redis-store/],
+    ['settle (Redis settle + ledger insert)', /server\/metering\/(settlement|ledger)\.ts|\bsettle\b.*pool\.(redis|leasing)-store/],
     ['authenticate (key hash + cache)', /server\/modules\/session\/|server\/modules\/api-key\//],
-    ['admit (rate limits + reservation, Redis Lua)', /pool\.redis-store\.ts|chat\.pipeline\.ts:156|node_modules\/(ioredis|redis-parser|@ioredis)\//],
-    ['validate + route', /chat\.validate\.ts|model\.registry\.ts|chat\.pipeline\.ts:(105|113|127)/],
+    ['admit (rate limits + reservation: lease or Redis Lua)', /server\/metering\/(admission|pool\.redis-store|pool\.leasing-store|pool\.notifying-store)\.ts|node_modules\/(ioredis|redis-parser|@ioredis)\//],
+    ['validate + route', /chat\.validate\.ts|chat\.surface\.ts|model\.registry\.ts/],
     ['stream rewrite', /stream-rewriter\.ts/],
     ['upstream call (undici)', /node_modules\/undici\//],
-    ['proxy (JSON parse/rewrite/send)', /chat\.pipeline\.ts/],
+    ['proxy (JSON reply, rewrite, send)', /chat\.executor\.ts|json-reply\.ts|framing\.ts|server\/metering\/(pipeline|turn)\.ts|model\/dispatch\.ts/],
     ['fastify (routing, hooks, body parse, reply)', /node_modules\/(fastify|find-my-way|secure-json-parse|avvio|light-my-request|@fastify)\//],
     ['ORM / pg (other)', /node_modules\/(@mikro-orm|pg|pg-protocol|pg-pool|kysely)\//],
   ];
