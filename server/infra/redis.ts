@@ -38,7 +38,7 @@ export interface RedisLayer {
  * by its first argument, which for these is the key count, not a key: they are sent on their own (each one
  * still goes to the node of its keys' slot). Add a new script's command name here.
  */
-export const scriptCommands = ['svcAdmit', 'svcSettle', 'svcRaise', 'svcHeartbeat', 'svcDeadInstances', 'svcRateLimit', 'svcRateRefund', 'svcConnectionAdd', 'svcConnectionTake', 'svcLease', 'svcRelease'];
+export const scriptCommands = ['svcSettle', 'svcRaise', 'svcHeartbeat', 'svcDeadInstances', 'svcRateLimit', 'svcRateRefund', 'svcConnectionAdd', 'svcConnectionTake', 'svcLease', 'svcRelease'];
 
 export async function openRedis(config: Config, log: Logger): Promise<RedisLayer> {
   const url = config.redis.url;

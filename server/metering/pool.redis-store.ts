@@ -20,6 +20,7 @@
  * On a single Redis the tag is empty: the keys are exactly the names above.
  */
 import type { RedisClient } from '../infra/redis.ts';
+import { LuaScript, type ScriptArgs } from '../infra/redis-script.ts';
 import type { ModelClass } from '../config/config.ts';
 import { modelClasses, poolWindows } from '../config/config.ts';
 import type { Micros } from '../config/money.ts';
@@ -237,7 +238,6 @@ export function shardTag(cluster: boolean, payerId: string): string {
 type PoolRedis = GcraRedis & {
   svcHeartbeat(numKeys: number, ...args: (string | number)[]): Promise<number>;
   svcDeadInstances(numKeys: number, ...args: (string | number)[]): Promise<string[]>;
-  svcAdmit(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
   svcSettle(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
   svcRaise(numKeys: number, ...args: (string | number)[]): Promise<number>;
   svcLease(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
@@ -248,6 +248,14 @@ type PoolRedis = GcraRedis & {
 export function poolKey(payerId: string, cls: ModelClass, windowKey: string, tag = ''): string {
   return `pool:${payerId}:${cls}:${windowKey}${tag}`;
 }
+
+/** `poolKey` as a script key. */
+function writePoolKey(args: ScriptArgs, payerId: string, cls: ModelClass, windowKey: string, tag: string): void {
+  args.key().text('pool:').text(payerId).text(':').text(cls).text(':').text(windowKey).text(tag).end();
+}
+
+/** The admission script, called with its request written straight into one buffer (infra/redis-script.ts). */
+const admitCall = new LuaScript(admitScript);
 
 /** Present while the pools are reconciled against the ledger (see the top of this file). */
 const EPOCH = 'pools:epoch';
@@ -269,7 +277,6 @@ export class RedisPoolStore implements PoolStore {
     this.#redis = withGcraScripts(redis) as PoolRedis;
     this.#redis.defineCommand('svcHeartbeat', { lua: heartbeatScript });
     this.#redis.defineCommand('svcDeadInstances', { lua: deadInstancesScript });
-    this.#redis.defineCommand('svcAdmit', { lua: admitScript });
     this.#redis.defineCommand('svcSettle', { lua: settleScript });
     this.#redis.defineCommand('svcRaise', { lua: raiseScript });
     this.#redis.defineCommand('svcLease', { lua: leaseScript });
@@ -401,38 +408,13 @@ export class RedisPoolStore implements PoolStore {
 
   /** The admission script with these rules (all in the payer's slot on a cluster); `outside`: the other rules' decision. */
   async #admit(request: AdmissionRequest, rateRules: readonly RateRule[], tag: string, outside: RateDecision | null): Promise<Admission> {
-    const { payerId, windows } = request;
     const n = rateRules.length;
-    const args: (string | number)[] = [];
-    for (const rule of rateRules) args.push(rule.scope === 'payer' ? `rl:${rule.key}${tag}` : `rl:${rule.key}`);
-    const day = poolKey(payerId, request.class, windows.day.key, tag);
-    const week = poolKey(payerId, request.class, windows.week.key, tag);
-    const month = poolKey(payerId, request.class, windows.month.key, tag);
-    args.push(`streams:${payerId}${tag}`, day, week, month, `res:${request.requestId}${tag}`, `res:index${tag}`, `res:inst:${this.#instanceId}${tag}`);
-    args.push(n);
-    for (const rule of rateRules) {
-      const { emissionMs, toleranceMs } = gcraParams(rule);
-      args.push(emissionMs, toleranceMs, 1);
-    }
-    const { limits } = request;
-    args.push(
-      request.streamCap,
-      request.ttlMs,
-      request.reserveMicros,
-      limits.day,
-      limits.week,
-      limits.month,
-      windows.day.resetsAt.getTime() + POOL_KEY_SLACK_MS,
-      windows.week.resetsAt.getTime() + POOL_KEY_SLACK_MS,
-      windows.month.resetsAt.getTime() + POOL_KEY_SLACK_MS,
-      request.requestId,
-      `${request.reserveMicros}|${payerId}|${request.class}|${windows.day.key}|${windows.week.key}|${windows.month.key}|${request.streamCap > 0 ? 1 : 0}|${this.#instanceId}`,
-    );
-    let result = await this.#redis.svcAdmit(n + 8, ...args.slice(0, n + 7), `${EPOCH}${tag}`, ...args.slice(n + 7));
+    const write = (args: ScriptArgs) => this.#admitArgs(args, request, rateRules, tag);
+    let result = await admitCall.call<number[]>(this.#redis, tag, write);
     if (result[0] === 4) {
       // Redis has lost its data (or is new): reconcile the pools against the ledger, then try once more.
       await this.#reconcileOnce();
-      result = await this.#redis.svcAdmit(n + 8, ...args.slice(0, n + 7), `${EPOCH}${tag}`, ...args.slice(n + 7));
+      result = await admitCall.call<number[]>(this.#redis, tag, write);
       if (result[0] === 4) throw new Error('the pools are not reconciled against the ledger yet');
     }
     switch (result[0]) {
@@ -451,6 +433,34 @@ export class RedisPoolStore implements PoolStore {
       default:
         return { ok: false, reason: 'quota', window: poolWindows[result[1]! - 1]!, usedMicros: result[2]!, limitMicros: result[3]! };
     }
+  }
+
+  /** The admission script's keys and arguments (see `admitScript`), written without building their strings. */
+  #admitArgs(args: ScriptArgs, request: AdmissionRequest, rateRules: readonly RateRule[], tag: string): void {
+    const { payerId, windows, limits } = request;
+    for (const rule of rateRules) {
+      args.key().text('rl:').text(rule.key);
+      if (rule.scope === 'payer') args.text(tag);
+      args.end();
+    }
+    args.key().text('streams:').text(payerId).text(tag).end();
+    for (const window of poolWindows) writePoolKey(args, payerId, request.class, windows[window].key, tag);
+    args.key().text('res:').text(request.requestId).text(tag).end();
+    args.key().text('res:index').text(tag).end();
+    args.key().text('res:inst:').text(this.#instanceId).text(tag).end();
+    args.key().text(EPOCH).text(tag).end();
+    args.arg().int(rateRules.length).end();
+    for (const rule of rateRules) {
+      const { emissionMs, toleranceMs } = gcraParams(rule);
+      args.arg().int(emissionMs).end().arg().int(toleranceMs).end().arg().int(1).end();
+    }
+    args.arg().int(request.streamCap).end().arg().int(request.ttlMs).end().arg().int(request.reserveMicros).end();
+    for (const window of poolWindows) args.arg().int(limits[window]).end();
+    for (const window of poolWindows) args.arg().int(windows[window].resetsAt.getTime() + POOL_KEY_SLACK_MS).end();
+    args.arg().text(request.requestId).end();
+    args.arg().int(request.reserveMicros).text('|').text(payerId).text('|').text(request.class);
+    for (const window of poolWindows) args.text('|').text(windows[window].key);
+    args.text(request.streamCap > 0 ? '|1|' : '|0|').text(this.#instanceId).end();
   }
 
   async settle(items: readonly { ref: ReservationRef; costMicros: Micros }[]): Promise<boolean[]> {
