@@ -7,9 +7,9 @@
  * only the finished request is allocated; the bytes are exactly what ioredis would send. What ioredis's
  * scripts do is kept: the client's key prefix on every key, EVAL the first time on a connection and EVALSHA
  * after, one resend when Redis answers NOSCRIPT, and on a cluster the node of the keys' slot (with
- * ioredis's redirections). The command is written at once, not auto-pipelined: one socket write per call. */
+ * ioredis's redirections). Not auto-pipelined, but calls made in one tick still leave in one write (`corkForTick`). */
 import { createHash } from 'node:crypto';
-import { Command } from 'ioredis';
+import { Command, Redis } from 'ioredis';
 import type { RedisClient } from './redis.ts';
 
 /** Where arguments are written before they are copied into the request; grows when a call needs more. */
@@ -170,6 +170,7 @@ export class LuaScript {
    */
   async call<T>(redis: RedisClient, slotKey: string, write: (args: ScriptArgs) => void): Promise<T> {
     const command = new ScriptCommand(this, redis.options.keyPrefix ?? '', slotKey, write);
+    corkForTick(redis);
     try {
       return (await redis.sendCommand(command)) as T;
     } catch (error) {
@@ -189,6 +190,25 @@ export class LuaScript {
     this.#loaded.add(socket);
     return request;
   }
+}
+
+/** Connections corked until the end of the current tick. */
+const corked = new WeakSet<object>();
+
+/**
+ * Calls made in one tick (the admissions of requests that arrived together) go out in one write, as
+ * auto-pipelining sent them: the connection is corked until the tick's callbacks have run. A cluster's
+ * calls go to several nodes' connections and are left alone.
+ */
+function corkForTick(redis: RedisClient): void {
+  if (!(redis instanceof Redis) || redis.status !== 'ready' || corked.has(redis.stream)) return;
+  const stream = redis.stream;
+  corked.add(stream);
+  stream.cork();
+  process.nextTick(() => {
+    corked.delete(stream);
+    stream.uncork();
+  });
 }
 
 class ScriptCommand extends Command {
