@@ -132,12 +132,15 @@ describe('crash recovery', () => {
         return reader;
       }),
     );
-    const decoder = new TextDecoder();
     const pumps = streams.map(async (reader, i) => {
+      // Counted over the whole text: an event split across two reads is still one token received.
+      const decoder = new TextDecoder();
+      let text = '';
       for (;;) {
         const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
-        if (done) return;
-        received[i] = received[i]! + (decoder.decode(value).match(/"content":"tok "/g) ?? []).length;
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+        received[i] = (text.match(/"content":"tok "/g) ?? []).length;
       }
     });
     // Until every stream has checkpointed (every 0.3 s; a chunk every 0.1 s), and a little longer.
