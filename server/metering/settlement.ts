@@ -75,7 +75,12 @@ export class Settlement {
   /** Queues one finished request. `ref` is null when nothing was reserved. */
   record(entry: LedgerEntry, ref: ReservationRef | null): void {
     this.#queue.push({ entry, ref });
-    if (this.#scheduled || this.#flushing) return; // the running round picks it up
+    // A running round picks it up, or schedules the next one when it ends (`flush`).
+    if (!this.#flushing) this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
     this.#scheduled = true;
     const run = () => {
       this.#scheduled = false;
@@ -92,6 +97,9 @@ export class Settlement {
     if (this.#flushing) return this.#flushing.then(() => (this.#queue.length > 0 || this.#poolRetries.length > 0 ? this.flush() : undefined));
     this.#flushing = this.#drain().finally(() => {
       this.#flushing = null;
+      // Recorded after the round's last look at the queue (its final await, or the moment between the round
+      // ending and this callback): the next round, unless a retry after a failed write is already due.
+      if (this.#queue.length > 0 && !this.#retryTimer && !this.#closed) this.#schedule();
     });
     return this.#flushing;
   }

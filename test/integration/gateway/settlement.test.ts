@@ -111,4 +111,32 @@ describe('pool accounting moves exactly once', () => {
       await settlement.close();
     }
   });
+
+  it('a request recorded just as a round ends is still written, with no later request to carry it', async () => {
+    const { services } = h.app.app;
+    // The second request is recorded k microtasks after the round's pool settlement resolves: for some k
+    // that is after the round's last look at its queue and before it counts as ended.
+    for (let k = 0; k < 8; k++) {
+      const first = await reserve();
+      const late = ledgerEntry(first.member.accountId, { requestId: `mbr_late${process.pid}x${Date.now()}x${k}`, costMicros: 0, reservedMicros: 0 });
+      const store = Object.create(services.pools) as typeof services.pools;
+      let settlement: Settlement;
+      store.settle = async (items) => {
+        const settled = await services.pools.settle(items);
+        let hop = () => settlement.record(late, null);
+        for (let i = 0; i < k; i++) {
+          const next = hop;
+          hop = () => queueMicrotask(next);
+        }
+        hop();
+        return settled;
+      };
+      settlement = new Settlement(services.config, services.db, store, h.app.app.log);
+      settlement.record(first.entry, first.ref);
+      // No flush() and no further request: the settlement's own scheduling must write both rows.
+      const rows = await ledgerRows(h.database, first.member.accountId, 2, 2000);
+      expect(rows.map((row) => row.request_id).sort()).toEqual([first.entry.requestId, late.requestId].sort());
+      await settlement.close();
+    }
+  });
 });
