@@ -120,7 +120,6 @@ describe('pool accounting moves exactly once', () => {
       const first = await reserve();
       const late = ledgerEntry(first.member.accountId, { requestId: `mbr_late${process.pid}x${Date.now()}x${k}`, costMicros: 0, reservedMicros: 0 });
       const store = Object.create(services.pools) as typeof services.pools;
-      let settlement: Settlement;
       store.settle = async (items) => {
         const settled = await services.pools.settle(items);
         let hop = () => settlement.record(late, null);
@@ -131,7 +130,7 @@ describe('pool accounting moves exactly once', () => {
         hop();
         return settled;
       };
-      settlement = new Settlement(services.config, services.db, store, h.app.app.log);
+      const settlement = new Settlement(services.config, services.db, store, h.app.app.log);
       settlement.record(first.entry, first.ref);
       // No flush() and no further request: the settlement's own scheduling must write both rows.
       const rows = await ledgerRows(h.database, first.member.accountId, 2, 2000);
