@@ -39,16 +39,16 @@ export class BillingJobs {
 
   /** One round of both jobs (the timer calls it; tests and operators may call it for a given moment). */
   async runOnce(now?: Date, options: { leaseMs?: number } = {}): Promise<JobRun> {
-    const periodEnds = await this.#subscriptions.runPeriodEnd(now);
-    let reconcile: ReconcileReport | null = null;
-    if (await this.#lease(options.leaseMs ?? defaultIntervalMs - 5_000)) {
-      try {
-        reconcile = await this.#orders.reconcile({ now });
-      } finally {
-        await this.#release();
-      }
+    // The lease first: instances whose rounds start together ask at once, so one of them reconciles (asked
+    // after the period-end work, a quick instance could finish and release before a slow one asked).
+    const leased = await this.#lease(options.leaseMs ?? defaultIntervalMs - 5_000);
+    try {
+      const periodEnds = await this.#subscriptions.runPeriodEnd(now);
+      const reconcile: ReconcileReport | null = leased ? await this.#orders.reconcile({ now }) : null;
+      return { periodEnds, reconcile };
+    } finally {
+      if (leased) await this.#release();
     }
-    return { periodEnds, reconcile };
   }
 
   start(intervalMs = defaultIntervalMs): void {
