@@ -178,9 +178,12 @@ describe('crash recovery', () => {
     const produced = [...received].sort((a, b) => a - b);
     const billed = rows.map((row) => row.output_tokens).sort((a, b) => a - b);
     expect(billed).toEqual(recorded);
+    // Within one checkpoint interval of what the client got (0.3 s = 3 chunks): the last chunks a killed
+    // process wrote can be lost on the way (a reset connection drops what the client had not read yet).
+    const chunksPerCheckpoint = 3;
     for (let i = 0; i < 4; i++) {
       expect(billed[i]).toBeGreaterThan(0);
-      expect(billed[i]).toBeLessThanOrEqual(produced[i]! + 1);
+      expect(billed[i]).toBeLessThanOrEqual(produced[i]! + chunksPerCheckpoint);
     }
     for (const row of rows) {
       expect(row.estimated).toBe(true);
