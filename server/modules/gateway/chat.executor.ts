@@ -15,6 +15,7 @@
  * that answers and fills in `turn.metered`, and its registration on a surface (`gateway.rest.ts`).
  */
 import type { ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import { AppError, type Bilingual } from '../../errors/app-error.ts';
 import type { ErrorCode } from '../../errors/codes.ts';
 import { envelopeFor } from '../../http/envelope.ts';
@@ -222,27 +223,30 @@ export class ChatExecutor implements Executor<ChatCall> {
     const body = response.body;
     let midStreamError: { code: ErrorCode; message: string } | null = null;
     try {
-      for await (const bytes of body as AsyncIterable<Buffer>) {
+      await relay(body, (bytes) => {
         const text = rewriter.push(bytes);
+        let written = true;
         if (text.length > 0) {
           if (!turn.output) {
             reply.hijack();
             raw.writeHead(200, streamHeaders(turn, timing));
             turn.output = true;
           }
-          if (!raw.write(text)) await drained(raw, turn.deadline);
-          if (signal.aborted) break;
+          written = raw.write(text);
+          if (signal.aborted) return 'stop';
         }
         if (rewriter.upstreamError) {
           midStreamError = { code: 'upstream_error', message: `The model server failed mid-stream: ${rewriter.upstreamError.message}` };
-          break;
+          return 'stop';
         }
-        if (rewriter.done) break;
+        // The upstream's own end follows `[DONE]`: left to arrive, so its connection goes back to the pool.
+        if (rewriter.done) return 'done';
         if (performance.now() > turn.deadline) {
           midStreamError = { code: 'upstream_timeout', message: `The reply took longer than a turn may last (${Math.round((turn.deadline - turn.started) / 1000)} s) and was cut short.` };
-          break;
+          return 'stop';
         }
-      }
+        return written ? 'more' : drained(raw, turn.deadline);
+      });
     } catch (error) {
       if (signal.aborted || !turn.output) throw error;
       const failure = classifyUpstreamError(error);
@@ -314,6 +318,55 @@ export async function estimateChatUsage(call: Pick<ChatCall, 'body' | 'produced'
 
 function asUsage(metered: Metered): UpstreamUsage {
   return { prompt_tokens: metered.inputTokens, completion_tokens: metered.outputTokens, total_tokens: metered.inputTokens + metered.outputTokens };
+}
+
+/**
+ * Reads an upstream body in flowing mode, each chunk handed to `take`, until it ends, fails or `take` says
+ * `stop` (the body is destroyed) or `done` (the rest is read and dropped, so a keep-alive connection is
+ * reused). A promise from `take` pauses the body until it settles (the client's backpressure).
+ * Flowing mode, not `for await`: the async iterator pulls through 'readable' events and a promise per
+ * chunk, which cost ~25 µs of CPU per relayed chunk more on the bench's streams.
+ */
+export function relay(body: Readable, take: (bytes: Buffer) => 'more' | 'stop' | 'done' | Promise<void>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let over = false;
+    const finish = (error?: unknown) => {
+      if (over) return;
+      over = true;
+      body.off('data', onData);
+      body.off('end', onEnd);
+      if (error === undefined) resolve();
+      else reject(error as Error);
+    };
+    const onData = (bytes: Buffer) => {
+      let next;
+      try {
+        next = take(bytes);
+      } catch (error) {
+        body.destroy();
+        finish(error);
+        return;
+      }
+      if (next === 'more') return;
+      if (next === 'stop') {
+        finish();
+        body.destroy();
+      } else if (next === 'done') {
+        finish();
+        body.resume();
+      } else {
+        body.pause();
+        next.then(() => {
+          if (!over) body.resume();
+        }, finish);
+      }
+    };
+    const onEnd = () => finish();
+    // Stays on after the end: an error after `done` or `stop` must not be an unhandled 'error' event.
+    body.on('error', (error) => finish(error));
+    body.on('data', onData);
+    body.on('end', onEnd);
+  });
 }
 
 /** Waits until the client takes more or leaves; one that stops reading is let go at the turn's deadline. */
