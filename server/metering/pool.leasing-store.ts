@@ -19,16 +19,23 @@
  * - When its instance dies, the sweeper settles the lease to the sum of the ledger rows written under it
  *   (`usage_ledger.lease_id`): exactly what was billed stays, the rest is returned. Requests in flight at
  *   the crash have no row and cost nothing, as an abandoned non-streaming request does today.
- * - Streams (the concurrent-stream cap lives in Redis) and Redis Cluster use the exact path, and so does
- *   every request while the connection to Redis is down: every lease retires, admission fails closed.
+ * - Streams are leased too, with the concurrent-stream cap: a stream lease also takes one of the payer's
+ *   stream slots in Redis per request it may admit (no more than a quarter of those free, so a small cap is
+ *   admitted by the exact script), freed when the lease retires (the unused ones) and when it is returned
+ *   (the rest, once its streams have ended). Checkpoints of its long streams are listed under the lease, so
+ *   after a crash the sweeper bills them from their last checkpoint as it does an exact stream.
+ * - Redis Cluster uses the exact path, and so does every request while the connection to Redis is down:
+ *   every lease retires, admission fails closed.
  * - Rate-limit headers count the rule, not the lease: what Redis had left once the lease was taken plus
  *   what the lease still holds (a lower bound: the rule refills meanwhile). The usage page read here takes
  *   this instance's unused leased budget off the pools.
  *
- * The one approximation left, bounded: a request may be refused by the exact path while another
- * instance's active lease still holds budget it has no requests for; a lease that has admitted nothing for
+ * The approximations left, bounded: a request may be refused by the exact path while another
+ * instance's active lease still holds budget (or stream slots) it has no requests for; a lease that has admitted nothing for
  * `idleMs` (0.2 s) retires and gives it back. Never an overdraft — at worst an early 402 for a busy payer at its pool's end —
- * and another instance's unused leased budget shows as used on this one's usage page meanwhile.
+ * and another instance's unused leased budget shows as used on this one's usage page meanwhile. A stream
+ * lease's used slots are freed together when its last stream ends (≤ its admit window + the longest of its
+ * streams), and those of a dead instance's lease when they expire (≤ its admit window + the reservation TTL).
  */
 import { randomBytes } from 'node:crypto';
 import type { Micros } from '../config/money.ts';
@@ -71,6 +78,10 @@ interface Lease {
   consumed: Micros;
   /** Rate-limit requests left. */
   requests: number;
+  /** Stream slots it holds in Redis (0: not a stream lease): members 1…slots; those past `slots − requests` are unused. */
+  slots: number;
+  /** Its streams that have checkpointed (their keys go when it is returned). */
+  checkpointed: Set<string> | null;
   /** The tightest rule's requests left in Redis once the lease was taken, and that rule (for headers). */
   ruleLeft: number;
   rule: RateRule;
@@ -116,7 +127,7 @@ export class LeasingPoolStore implements PoolStore {
   }
 
   async admit(request: AdmissionRequest): Promise<Admission> {
-    if (request.streamCap > 0 || this.#closed) return this.#inner.admit(request);
+    if (this.#closed) return this.#inner.admit(request);
     if (!this.#inner.connected) {
       // Redis went away (maybe with its data): no admission in memory; the exact path fails closed (503).
       for (const lease of [...this.#active.values()]) this.#retire(lease);
@@ -178,13 +189,15 @@ export class LeasingPoolStore implements PoolStore {
       const lease: Lease = {
         id,
         key,
-        ref: { requestId: id, payerId: request.payerId, class: request.class, windows: request.windows, stream: false },
+        ref: { requestId: id, payerId: request.payerId, class: request.class, windows: request.windows, stream: request.streamCap > 0 },
         rules: request.rateRules,
         micros: granted.micros,
         available: granted.micros,
         released: 0,
         consumed: 0,
         requests: granted.requests,
+        slots: request.streamCap > 0 ? granted.requests : 0,
+        checkpointed: null,
         ruleLeft: granted.ruleLeft,
         rule: request.rateRules[granted.ruleIndex] ?? request.rateRules[0]!,
         inflight: 0,
@@ -245,11 +258,19 @@ export class LeasingPoolStore implements PoolStore {
     lease.retired = true;
     if (this.#active.get(lease.key) === lease) this.#active.delete(lease.key);
     if (lease.inflight === 0) void this.#return(lease);
-    else if (lease.available > 0) void this.#release(lease);
+    else if (lease.available > 0 || lease.requests > 0) void this.#release(lease);
   }
 
-  /** A retired lease still waiting for its last requests gives its unused budget back now, not then. */
+  /** A retired lease still waiting for its last requests gives its unused budget (and stream slots) back now, not then. */
   async #release(lease: Lease): Promise<void> {
+    if (lease.slots > 0 && lease.requests > 0) {
+      const used = lease.slots - lease.requests;
+      this.#inner.releaseSlots(lease.ref, used + 1, lease.slots).then(
+        () => (lease.slots = used),
+        (error: unknown) => this.#options.onError(error, 'freeing a retired lease\'s unused stream slots failed'),
+      );
+    }
+    if (lease.available <= 0) return;
     const micros = lease.available;
     lease.released = micros;
     try {
@@ -274,6 +295,8 @@ export class LeasingPoolStore implements PoolStore {
     try {
       await this.#inner.settle([{ ref: lease.ref, costMicros: lease.consumed }]);
       await this.#inner.refundRequests(lease.rules, lease.requests);
+      if (lease.slots > 0) await this.#inner.releaseSlots(lease.ref, 1, lease.slots);
+      if (lease.checkpointed) await this.#inner.dropLeaseCheckpoints(lease.id, [...lease.checkpointed]);
       this.#open.delete(lease);
     } catch (error) {
       // Redis away: try again on the next tick; the sweeper is the backstop (it settles from the ledger).
@@ -295,8 +318,19 @@ export class LeasingPoolStore implements PoolStore {
     }
   }
 
-  checkpoint(items: readonly { ref: ReservationRef; entry: LedgerEntry }[]): Promise<void> {
-    return this.#inner.checkpoint(items);
+  /** Streams admitted under a lease checkpoint under it (with its id on the row, as their final row has). */
+  async checkpoint(items: readonly { ref: ReservationRef; entry: LedgerEntry }[]): Promise<void> {
+    const exact: { ref: ReservationRef; entry: LedgerEntry }[] = [];
+    const leased: { ref: ReservationRef; leaseId: string; entry: LedgerEntry }[] = [];
+    for (const item of items) {
+      const lease = this.#admitted.get(item.ref.requestId)?.lease;
+      if (!lease) exact.push(item);
+      else {
+        (lease.checkpointed ??= new Set()).add(item.ref.requestId);
+        leased.push({ ref: item.ref, leaseId: lease.id, entry: { ...item.entry, leaseId: lease.id } });
+      }
+    }
+    await Promise.all([this.#inner.checkpoint(exact), this.#inner.checkpointLeased(leased)]);
   }
   expired(now: number, limit: number) {
     return this.#inner.expired(now, limit);
@@ -336,6 +370,9 @@ export class LeasingPoolStore implements PoolStore {
       return held > 0 ? { ...pool, usedMicros: Math.max(0, pool.usedMicros - held) } : pool;
     });
   }
+  leaseCheckpoints(leaseId: string) {
+    return this.#inner.leaseCheckpoints(leaseId);
+  }
   raiseToLedger(...args: Parameters<NonNullable<RedisPoolStore['raiseToLedger']>>) {
     return this.#inner.raiseToLedger(...args);
   }
@@ -347,5 +384,5 @@ export class LeasingPoolStore implements PoolStore {
 /** What a lease is for: one payer, class and set of windows, one set of rate rules (and their limits). */
 function leaseKey(request: AdmissionRequest): string {
   const { windows } = request;
-  return `${request.payerId}|${request.class}|${windows.day.key}|${windows.week.key}|${windows.month.key}|${request.rateRules.map((rule) => `${rule.key}:${rule.limit}:${rule.periodMs}:${rule.burst ?? ''}`).join('|')}`;
+  return `${request.payerId}|${request.class}|${request.streamCap}|${windows.day.key}|${windows.week.key}|${windows.month.key}|${request.rateRules.map((rule) => `${rule.key}:${rule.limit}:${rule.periodMs}:${rule.burst ?? ''}`).join('|')}`;
 }

@@ -37,6 +37,7 @@ export function notifyingStore(store: PoolStore, events: UsageEvents): PoolStore
     raiseToLedger: store.raiseToLedger ? (floors, windows) => store.raiseToLedger!(floors, windows) : undefined,
     whenUnreconciled: store.whenUnreconciled ? (reconcile) => store.whenUnreconciled!(reconcile) : undefined,
     leaseOf: store.leaseOf ? (requestId) => store.leaseOf!(requestId) : undefined,
+    leaseCheckpoints: store.leaseCheckpoints ? (leaseId) => store.leaseCheckpoints!(leaseId) : undefined,
     close: store.close ? () => store.close!() : undefined,
   };
 }

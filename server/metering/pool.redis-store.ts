@@ -70,7 +70,7 @@ for w = 1, 3 do
 end
 if cap > 0 then
   redis.call('ZADD', KEYS[k], now + ttl, ARGV[a + 9])
-  redis.call('PEXPIRE', KEYS[k], ttl)
+  if redis.call('PTTL', KEYS[k]) < ttl then redis.call('PEXPIRE', KEYS[k], ttl) end
 end
 redis.call('SET', KEYS[k + 4], ARGV[a + 10], 'PX', ttl + 86400000)
 redis.call('ZADD', KEYS[k + 5], now + ttl, ARGV[a + 9])
@@ -141,8 +141,12 @@ return give
  * one request at a time by the exact script above. The lease is recorded like a reservation (same record shape, index and instance
  * set), so settling it to what it consumed returns the rest, and the sweeper finds it if its owner dies.
  * No lease while the pools are unreconciled (the epoch is missing): the exact script reconciles first.
- * KEYS: rule keys (n), pool day/week/month, lease record, res:index, res:inst, epoch. ARGV: n, (emission,
- * tolerance) per rule, want, (unused), limits (3), expiries (3), lease id, record tail, ttl, reserve.
+ * A lease for streams (cap > 0) also takes as many of the payer's concurrent-stream slots, no more than a
+ * quarter of those free: members `<lease id>:1…<requests>` of the payer's `streams:` set, one per stream it
+ * admits, so the cap holds across instances exactly as it does for the exact script's own members.
+ * KEYS: rule keys (n), pool day/week/month, lease record, res:index, res:inst, epoch, streams. ARGV: n,
+ * (emission, tolerance) per rule, want, stream cap (0: not a stream lease), limits (3), expiries (3), lease
+ * id, record tail, ttl, reserve.
  * Returns {0} (no lease) or {1, requests, micros, tightest rule (1-based), its requests left after the lease}.
  */
 const leaseScript = `
@@ -170,6 +174,12 @@ for w = 1, 3 do
 end
 local fit = math.floor(math.floor(room / 4) / reserve)
 if fit < tokens then tokens = fit end
+local cap = tonumber(ARGV[a + 1])
+if cap > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[n + 8], '-inf', now)
+  local slots = math.floor((cap - redis.call('ZCARD', KEYS[n + 8])) / 4)
+  if slots < tokens then tokens = slots end
+end
 if tokens < 2 then return {0} end
 local chunk = tokens * reserve
 local tightest, left = 0, math.huge
@@ -192,6 +202,10 @@ local ttl = tonumber(ARGV[a + 10])
 redis.call('SET', KEYS[n + 4], chunk .. ARGV[a + 9], 'PX', ttl + 86400000)
 redis.call('ZADD', KEYS[n + 5], now + ttl, ARGV[a + 8])
 redis.call('SADD', KEYS[n + 6], ARGV[a + 8])
+if cap > 0 then
+  for i = 1, tokens do redis.call('ZADD', KEYS[n + 8], now + ttl, ARGV[a + 8] .. ':' .. i) end
+  if redis.call('PTTL', KEYS[n + 8]) < ttl then redis.call('PEXPIRE', KEYS[n + 8], ttl) end
+end
 return {1, tokens, chunk, tightest, left}
 `;
 
@@ -352,7 +366,7 @@ export class RedisPoolStore implements PoolStore {
    */
   async takeLease(
     leaseId: string,
-    request: Pick<AdmissionRequest, 'payerId' | 'class' | 'windows' | 'limits' | 'rateRules'>,
+    request: Pick<AdmissionRequest, 'payerId' | 'class' | 'windows' | 'limits' | 'rateRules' | 'streamCap'>,
     wantRequests: number,
     reserveMicros: Micros,
     ttlMs: number,
@@ -366,6 +380,7 @@ export class RedisPoolStore implements PoolStore {
       'res:index',
       `res:inst:${this.#instanceId}`,
       EPOCH,
+      `streams:${payerId}`,
     ];
     const args: (string | number)[] = [rateRules.length];
     for (const rule of rateRules) {
@@ -374,13 +389,13 @@ export class RedisPoolStore implements PoolStore {
     }
     args.push(
       wantRequests,
-      0,
+      request.streamCap,
       limits.day,
       limits.week,
       limits.month,
       ...poolWindows.map((window) => windows[window].resetsAt.getTime() + POOL_KEY_SLACK_MS),
       leaseId,
-      `|${payerId}|${request.class}|${windows.day.key}|${windows.week.key}|${windows.month.key}|0|${this.#instanceId}`,
+      `|${payerId}|${request.class}|${windows.day.key}|${windows.week.key}|${windows.month.key}|${request.streamCap > 0 ? 1 : 0}|${this.#instanceId}`,
       ttlMs,
       reserveMicros,
     );
@@ -399,6 +414,42 @@ export class RedisPoolStore implements PoolStore {
     const tag = this.#tag(payerId);
     const pools = poolWindows.map((window) => poolKey(payerId, ref.class, windows[window].key, tag));
     return this.#redis.svcRelease(4, `res:${ref.requestId}${tag}`, ...pools, micros);
+  }
+
+  /** Frees a stream lease's slots `from`…`to` (its members of the payer's `streams:` set). */
+  async releaseSlots(ref: ReservationRef, from: number, to: number): Promise<void> {
+    if (to < from) return;
+    const members = Array.from({ length: to - from + 1 }, (_, i) => `${ref.requestId}:${from + i}`);
+    await this.#redis.zrem(`streams:${ref.payerId}${this.#tag(ref.payerId)}`, ...members);
+  }
+
+  /**
+   * Checkpoints of streams admitted under a lease: as `checkpoint`, each also listed under its lease
+   * (`lckpt:<lease>`), as those streams have no reservation of their own for the sweeper to find.
+   */
+  async checkpointLeased(items: readonly { ref: ReservationRef; leaseId: string; entry: LedgerEntry }[]): Promise<void> {
+    if (items.length === 0) return;
+    const pipeline = this.#redis.pipeline();
+    for (const { ref, leaseId, entry } of items) {
+      pipeline.set(`ckpt:${ref.requestId}`, JSON.stringify(entry), 'PX', CHECKPOINT_TTL_MS);
+      pipeline.sadd(`lckpt:${leaseId}`, ref.requestId).pexpire(`lckpt:${leaseId}`, CHECKPOINT_TTL_MS);
+    }
+    const results = await pipeline.exec();
+    const failed = results?.find(([error]) => error);
+    if (failed) throw failed[0];
+  }
+
+  /** The last checkpoints of the streams admitted under a lease (for the sweeper, when its instance died). */
+  async leaseCheckpoints(leaseId: string): Promise<LedgerEntry[]> {
+    const ids = await this.#redis.smembers(`lckpt:${leaseId}`);
+    if (ids.length === 0) return [];
+    const entries = await this.#redis.mget(ids.map((id) => `ckpt:${id}`));
+    return entries.flatMap((entry) => (entry ? [JSON.parse(entry) as LedgerEntry] : []));
+  }
+
+  /** Forgets a returned lease's checkpoints (its streams' ledger rows are written). */
+  async dropLeaseCheckpoints(leaseId: string, requestIds: readonly string[]): Promise<void> {
+    await this.#redis.del(`lckpt:${leaseId}`, ...requestIds.map((id) => `ckpt:${id}`));
   }
 
   /** Gives back rate-limit requests a lease took and did not use. */

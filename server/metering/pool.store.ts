@@ -101,6 +101,8 @@ export interface PoolStore {
   whenUnreconciled?(reconcile: () => Promise<unknown>): void;
   /** The admission lease a turn was admitted under (its ledger row names it); absent without leases. */
   leaseOf?(requestId: string): string | undefined;
+  /** The last checkpoints of the streams admitted under a lease (for the sweeper, after a crash). */
+  leaseCheckpoints?(leaseId: string): Promise<LedgerEntry[]>;
   /** Returns what the store holds for this instance (admission leases); after settlement has flushed. */
   close?(): Promise<void>;
 }

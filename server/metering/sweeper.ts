@@ -95,9 +95,16 @@ export class Sweeper {
   }
 
   async #settle(all: ExpiredReservation[]): Promise<number> {
-    // Admission leases of a dead instance: settled to what the ledger billed under them (the rest returns).
+    // Admission leases of a dead instance: settled to what the ledger billed under them (the rest returns),
+    // their streams that were still running billed first from their last checkpoint, as exact ones are.
     const leases = all.filter((r) => r.requestId.startsWith(LEASE_PREFIX));
     for (const lease of leases) {
+      const checkpoints = (await this.#store.leaseCheckpoints?.(lease.requestId)) ?? [];
+      if (checkpoints.length > 0) {
+        // Unique on the turn id: a stream that settled before the crash keeps its own row.
+        const rows = checkpoints.map((entry) => ({ ...entry, leaseId: lease.requestId, status: 'abandoned' as const, estimated: true, costMicros: Math.min(entry.costMicros, entry.reservedMicros) }));
+        await insertLedgerRows(this.#db, this.#currency, rows);
+      }
       const [row] = await this.#db.orm.em
         .getConnection()
         .execute<{ consumed: number | string }[]>(`select coalesce(sum(cost_micros), 0) as consumed from usage_ledger where lease_id = ?`, [lease.requestId], 'all');
