@@ -35,18 +35,17 @@
  * `idleMs` (0.2 s) retires and gives it back. Never an overdraft — at worst an early 402 for a busy payer at its pool's end —
  * and another instance's unused leased budget shows as used on this one's usage page meanwhile. A stream
  * lease's used slots are freed together when its last stream ends (≤ its admit window + the longest of its
- * streams), and those of a dead instance's lease when they expire (≤ its admit window + the reservation TTL).
+ * streams); a dead instance's, when the sweeper settles its lease.
  */
 import { randomBytes } from 'node:crypto';
 import type { Micros } from '../config/money.ts';
 import type { RateRule } from '../modules/rate-limit/gcra.ts';
 import type { LedgerEntry } from './ledger.ts';
-import type { Admission, AdmissionRequest, PoolStore, ReservationRef } from './pool.store.ts';
+import { LEASE_PREFIX, type Admission, type AdmissionRequest, type PoolStore, type ReservationRef } from './pool.store.ts';
 import type { RedisPoolStore } from './pool.redis-store.ts';
 import { poolWindows } from '../config/config.ts';
 
-/** Lease ids start with this; the sweeper settles them from the ledger instead of writing an abandoned row. */
-export const LEASE_PREFIX = 'lse_';
+export { LEASE_PREFIX } from './pool.store.ts';
 
 export interface LeaseOptions {
   /** Worst cases of the first request a lease is sized for (micros), and requests per lease. */

@@ -27,7 +27,7 @@ import type { Micros } from '../config/money.ts';
 import { hitEachRule, refundRules, withGcraScripts, type GcraRedis } from '../modules/rate-limit/gcra.cluster.ts';
 import { gcraLua, gcraParams, type RateDecision, type RateRule } from '../modules/rate-limit/gcra.ts';
 import type { LedgerEntry } from './ledger.ts';
-import type { Admission, AdmissionRequest, ExpiredReservation, LedgerFloor, PoolStore, PoolUsage, ReservationRef } from './pool.store.ts';
+import { LEASE_PREFIX, type Admission, type AdmissionRequest, type ExpiredReservation, type LedgerFloor, type PoolStore, type PoolUsage, type ReservationRef } from './pool.store.ts';
 import type { CurrentWindows } from './windows.ts';
 
 /** Pool counters outlive their window by a week so the usage page can still show them. */
@@ -144,9 +144,11 @@ return give
  * A lease for streams (cap > 0) also takes as many of the payer's concurrent-stream slots, no more than a
  * quarter of those free: members `<lease id>:1…<requests>` of the payer's `streams:` set, one per stream it
  * admits, so the cap holds across instances exactly as it does for the exact script's own members.
+ * Its record's stream field is the number of slots it took (0 for a lease of non-streaming requests), so
+ * the sweeper frees them when it settles a dead instance's lease.
  * KEYS: rule keys (n), pool day/week/month, lease record, res:index, res:inst, epoch, streams. ARGV: n,
  * (emission, tolerance) per rule, want, stream cap (0: not a stream lease), limits (3), expiries (3), lease
- * id, record tail, ttl, reserve.
+ * id, record middle (up to the stream field), ttl, reserve, record end (after it).
  * Returns {0} (no lease) or {1, requests, micros, tightest rule (1-based), its requests left after the lease}.
  */
 const leaseScript = `
@@ -199,7 +201,9 @@ for w = 1, 3 do
   redis.call('PEXPIREAT', KEYS[n + w], ARGV[a + 4 + w])
 end
 local ttl = tonumber(ARGV[a + 10])
-redis.call('SET', KEYS[n + 4], chunk .. ARGV[a + 9], 'PX', ttl + 86400000)
+local slots = 0
+if cap > 0 then slots = tokens end
+redis.call('SET', KEYS[n + 4], chunk .. ARGV[a + 9] .. slots .. ARGV[a + 12], 'PX', ttl + 86400000)
 redis.call('ZADD', KEYS[n + 5], now + ttl, ARGV[a + 8])
 redis.call('SADD', KEYS[n + 6], ARGV[a + 8])
 if cap > 0 then
@@ -395,9 +399,10 @@ export class RedisPoolStore implements PoolStore {
       limits.month,
       ...poolWindows.map((window) => windows[window].resetsAt.getTime() + POOL_KEY_SLACK_MS),
       leaseId,
-      `|${payerId}|${request.class}|${windows.day.key}|${windows.week.key}|${windows.month.key}|${request.streamCap > 0 ? 1 : 0}|${this.#instanceId}`,
+      `|${payerId}|${request.class}|${windows.day.key}|${windows.week.key}|${windows.month.key}|`,
       ttlMs,
       reserveMicros,
+      `|${this.#instanceId}`,
     );
     const result = await this.#redis.svcLease(keys.length, ...keys, ...args);
     return result[0] === 1 ? { requests: result[1]!, micros: result[2]!, ruleIndex: Math.max(0, result[3]! - 1), ruleLeft: result[4]! } : null;
@@ -417,7 +422,7 @@ export class RedisPoolStore implements PoolStore {
   }
 
   /** Frees a stream lease's slots `from`…`to` (its members of the payer's `streams:` set). */
-  async releaseSlots(ref: ReservationRef, from: number, to: number): Promise<void> {
+  async releaseSlots(ref: Pick<ReservationRef, 'requestId' | 'payerId'>, from: number, to: number): Promise<void> {
     if (to < from) return;
     const members = Array.from({ length: to - from + 1 }, (_, i) => `${ref.requestId}:${from + i}`);
     await this.#redis.zrem(`streams:${ref.payerId}${this.#tag(ref.payerId)}`, ...members);
@@ -615,7 +620,7 @@ export class RedisPoolStore implements PoolStore {
     const tag = this.#tag(payerId ?? '');
     const record = await this.#redis.get(`res:${requestId}${tag}`);
     if (!record) return false;
-    const [, payer, cls, day, week, month, , owner] = record.split('|') as [string, string, ModelClass, string, string, string, string, string | undefined];
+    const [, payer, cls, day, week, month, stream, owner] = record.split('|') as [string, string, ModelClass, string, string, string, string, string | undefined];
     const windows = {
       day: { key: day, resetsAt: new Date(0) },
       week: { key: week, resetsAt: new Date(0) },
@@ -625,6 +630,8 @@ export class RedisPoolStore implements PoolStore {
     const args: (string | number)[] = [];
     this.#settleArgs(keys, args, requestId, payer, cls, windows, costMicros, owner ?? this.#instanceId, tag);
     const [existed] = await this.#redis.svcSettle(keys.length, ...keys, ...args);
+    // A stream lease's slots are members of their own (`<lease>:<i>`), not the record's id.
+    if (requestId.startsWith(LEASE_PREFIX) && Number(stream) > 0) await this.releaseSlots({ requestId, payerId: payer }, 1, Number(stream));
     return existed === 1;
   }
 

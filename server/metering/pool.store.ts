@@ -51,6 +51,9 @@ export interface PoolUsage {
   usedMicros: Micros;
 }
 
+/** Admission lease ids start with this (pool.leasing-store.ts); the sweeper settles them from the ledger instead of writing an abandoned row. */
+export const LEASE_PREFIX = 'lse_';
+
 export interface ExpiredReservation {
   requestId: string;
   payerId: string;

@@ -115,6 +115,12 @@ describe('client disconnect', () => {
     expect(Date.now() - abortedAt).toBeLessThan(1500);
     expect(row).toMatchObject({ status: 'client_disconnected', stream: false });
     expect(row!.output_tokens).toBe(0);
+    // The upstream finds the connection gone when its reply is due: nothing delivered, nothing counted (the
+    // benchmark's ledger check relies on this to tell answered requests from abandoned ones).
+    const { aborted, promptTokens } = h.upstream.stats;
+    await new Promise((resolve) => setTimeout(resolve, 3100));
+    expect(h.upstream.stats.aborted).toBe(aborted + 1);
+    expect(h.upstream.stats.promptTokens).toBe(promptTokens);
   });
 
   it('a client that hangs up before admission finishes is settled at once, not left holding its reservation', async () => {

@@ -2,7 +2,7 @@
  * Stream admission under leases (pool.leasing-store.ts): a stream lease takes concurrent-stream slots in
  * Redis with its budget, so the per-account cap holds exactly across instances, leases and the exact path;
  * unused slots are freed when a lease goes quiet, used ones when its streams have ended; a dead instance's
- * leased stream is billed from its last checkpoint, once. Against real Redis and PostgreSQL, two instances.
+ * leased stream is billed from its last checkpoint, once, and its slots freed by the sweeper. Against real Redis and PostgreSQL, two instances.
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -156,6 +156,8 @@ describe('stream admission under leases', () => {
     expect(rows).toHaveLength(2);
     expect(await poolDay(payer)).toBe(700 + 450);
     expect(await redis().exists(`res:${leaseId}`)).toBe(0);
+    // Its stream slots are free again (the stream cap is not held by a dead instance until they expire).
+    expect(await openStreams(payer)).toBe(0);
     await dead.close();
   });
 
