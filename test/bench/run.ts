@@ -171,7 +171,7 @@ try {
   }
 
   const summary = summarise(perRound);
-  const ledger = svc ? await svc.ledgerCheck(svcTokens) : undefined;
+  const ledger = svc ? await svc.ledgerCheck(svcTokens, await upstream.delivered()) : undefined;
   // After the ledger check: search turns are billed without a chat upstream request.
   let search: Record<string, number> | undefined;
   if (svc && (!onlyScenarios || onlyScenarios.includes('search'))) {

@@ -15,7 +15,7 @@ import { stringify } from 'yaml';
 import { defaultPlans } from '../../server/config/catalogue.ts';
 import { hashPassword } from '../../server/modules/account/password.ts';
 import { freePort, spawnPinned, waitForPort, type Child } from './procs.ts';
-import { LOAD_CORE, ROOT, SUT_CORE, type System, type Upstream, type UpstreamStats } from './systems.ts';
+import { LOAD_CORE, ROOT, SUT_CORE, type Delivered, type System, type Upstream, type UpstreamStats } from './systems.ts';
 
 const PG_ADMIN = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -28,7 +28,7 @@ export interface LedgerCheck {
 }
 
 export interface SvcSystem extends System {
-  ledgerCheck(emitted: UpstreamStats): Promise<LedgerCheck>;
+  ledgerCheck(emitted: UpstreamStats, delivered?: Delivered): Promise<LedgerCheck>;
   /** Ledger rows once settlement has caught up with `expected` (or stopped moving for 2 s). */
   ledgerRows(expected: number): Promise<number>;
   /** svc's address and the member's key headers, for scenarios beyond chat (search). */
@@ -88,7 +88,7 @@ export async function startSvc(upstream: Upstream, log: string, options: SvcOpti
 export interface SvcGroup {
   instances: { origin: string; pid: number }[];
   headers: Record<string, string>;
-  ledgerCheck(emitted: UpstreamStats): Promise<LedgerCheck>;
+  ledgerCheck(emitted: UpstreamStats, delivered?: Delivered): Promise<LedgerCheck>;
   ledgerRows(expected: number): Promise<number>;
   stop(): Promise<void>;
 }
@@ -153,7 +153,7 @@ export async function startSvcGroup(upstream: Upstream, count: number, logOf: (i
       instances,
       headers,
       stop,
-      ledgerCheck: (emitted) => ledgerCheck(ledgerDb, sum(emitted, smoke)),
+      ledgerCheck: (emitted, delivered) => ledgerCheck(ledgerDb, sum(emitted, smoke), delivered),
       ledgerRows: async (expected) => (await settledRows(ledgerDb, expected + smoke.requests)) - smoke.requests,
     };
   } catch (error) {
@@ -246,7 +246,7 @@ async function settledRows(db: pg.Client, expected: number): Promise<number> {
   }
 }
 
-async function ledgerCheck(db: pg.Client, emitted: UpstreamStats): Promise<LedgerCheck> {
+async function ledgerCheck(db: pg.Client, emitted: UpstreamStats, delivered: Delivered = []): Promise<LedgerCheck> {
   await settledRows(db, emitted.requests);
   const { rows: sums } = await db.query<{ rows: string; input: string; output: string; estimated: string; answered: string; exact_input: string; exact_output: string }>(
     `select count(*) as rows, coalesce(sum(input_tokens), 0) as input, coalesce(sum(output_tokens), 0) as output,
@@ -271,17 +271,31 @@ async function ledgerCheck(db: pg.Client, emitted: UpstreamStats): Promise<Ledge
   };
   // Every reply the upstream delivered is one answered row, and the rows billed from the upstream's usage (not
   // estimated) hold exactly its tokens. Requests whose client left before the upstream answered (an overloaded
-  // run: the load generator gives up after 10 s) were aborted upstream, so nothing was delivered or counted there;
-  // svc bills them its estimate of the prompt, as the spec says, and they are listed, not compared.
-  const delivered = emitted.requests - emitted.aborted;
+  // run: the load generator gives up after 10 s) are aborted upstream, so nothing is delivered or counted there,
+  // and svc bills them its estimate of the prompt, as the spec says: listed, not compared. When svc's abort and the
+  // upstream's reply cross, the upstream counts a reply svc never read; the replies' request ids (svc sends its
+  // turn id as `x-request-id`) tell those apart: a delivered id whose row is not answered.
+  const { rows: unanswered } = await db.query<{ request_id: string; status: string }>(`select request_id, status from usage_ledger where status <> 'ok'`);
+  const statusOf = new Map(unanswered.map((row) => [row.request_id, row.status]));
+  const crossed = { replies: 0, input: 0, output: 0, statuses: new Map<string, number>() };
+  for (const [requestId, input, output] of delivered) {
+    const status = statusOf.get(requestId);
+    if (status === undefined) continue;
+    crossed.replies++;
+    crossed.input += input;
+    crossed.output += output;
+    crossed.statuses.set(status, (crossed.statuses.get(status) ?? 0) + 1);
+  }
+  const replies = emitted.requests - emitted.aborted - crossed.replies;
   const answered = Number(s.answered);
   const exact = { input: Number(s.exact_input), output: Number(s.exact_output) };
-  const ok = exact.input === emitted.promptTokens && exact.output === emitted.completionTokens && answered === delivered;
+  const ok = exact.input === emitted.promptTokens - crossed.input && exact.output === emitted.completionTokens - crossed.output && answered === replies;
   const left = ledger.rows - answered;
   const message =
     `ledger ${answered} answered rows, ${exact.input} input + ${exact.output} output tokens from the upstream's usage; ` +
-    `upstream delivered ${delivered} replies, ${emitted.promptTokens} + ${emitted.completionTokens} tokens for svc` +
-    (left > 0 ? `; ${left} more rows for requests not answered (${Object.entries(ledger.byStatus).filter(([status]) => status !== 'ok').map(([status, n]) => `${n} ${status}`).join(', ')}; ${ledger.estimated} estimated, ${ledger.inputTokens - exact.input} input + ${ledger.outputTokens - exact.output} output tokens)` : '');
+    `upstream delivered ${replies} replies svc read, ${emitted.promptTokens - crossed.input} + ${emitted.completionTokens - crossed.output} tokens` +
+    (crossed.replies > 0 ? ` (and ${crossed.replies} replies that crossed svc's abort for a client that left: ${[...crossed.statuses].map(([status, n]) => `${n} ${status}`).join(', ')})` : '') +
+    (left > 0 ? `; ${left} rows for requests not answered (${Object.entries(ledger.byStatus).filter(([status]) => status !== 'ok').map(([status, n]) => `${n} ${status}`).join(', ')}; ${ledger.estimated} estimated, ${ledger.inputTokens - exact.input} input + ${ledger.outputTokens - exact.output} output tokens)` : '');
   return { ok, message, ledger, upstream: emitted };
 }
 

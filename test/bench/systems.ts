@@ -35,8 +35,12 @@ export interface Upstream {
   pid: number;
   setScript(script: Partial<Script>): Promise<void>;
   stats(): Promise<UpstreamStats>;
+  /** Every chat reply delivered whole, by the gateway's `x-request-id`, with its prompt and completion tokens. */
+  delivered(): Promise<Delivered>;
   stop(): Promise<void>;
 }
+
+export type Delivered = [requestId: string, promptTokens: number, completionTokens: number][];
 
 export async function startUpstream(log: string): Promise<Upstream> {
   const port = await freePort();
@@ -67,6 +71,11 @@ export async function startUpstream(log: string): Promise<Upstream> {
       const id = ++seq;
       const reply = await ask<{ stats: UpstreamStats }>({ type: 'stats', id }, (r) => r.type === 'stats' && r.id === id);
       return reply.stats;
+    },
+    delivered: async () => {
+      const id = ++seq;
+      const reply = await ask<{ entries: [string, [number, number]][] }>({ type: 'delivered', id }, (r) => r.type === 'delivered' && r.id === id);
+      return reply.entries.map(([requestId, [prompt, completion]]) => [requestId, prompt, completion]);
     },
     stop: () => child.stop(),
   };

@@ -6,10 +6,10 @@
  */
 import { startScriptedUpstream, type Script } from '../fixtures/scripted-upstream.ts';
 
-type Message = { type: 'script'; script: Partial<Script> } | { type: 'stats'; id: number };
+type Message = { type: 'script'; script: Partial<Script> } | { type: 'stats'; id: number } | { type: 'delivered'; id: number };
 
 const port = Number(process.argv[2] ?? 0);
-const upstream = await startScriptedUpstream({ port, recordBodies: false });
+const upstream = await startScriptedUpstream({ port, recordBodies: false, recordDelivered: true });
 upstream.server.maxConnections = Infinity;
 upstream.server.headersTimeout = 0;
 upstream.server.requestTimeout = 0;
@@ -21,6 +21,8 @@ process.on('message', (message: Message) => {
     process.send?.({ type: 'ok' });
   } else if (message.type === 'stats') {
     process.send?.({ type: 'stats', id: message.id, stats: { ...upstream.stats } });
+  } else if (message.type === 'delivered') {
+    process.send?.({ type: 'delivered', id: message.id, entries: [...upstream.delivered] });
   }
 });
 process.on('disconnect', () => process.exit(0));

@@ -33,7 +33,7 @@ export async function dispatch(turn: Turn, deployments: readonly Deployment[], s
         const response = await deployment.pool.request({
           path: `${deployment.basePath}${request.endpoint}`,
           method: 'POST',
-          headers: upstreamHeaders(deployment, request.accept),
+          headers: upstreamHeaders(deployment, turn.id, request.accept),
           body: payload,
           signal: signal as unknown as AbortSignal,
         });
@@ -53,8 +53,9 @@ export async function dispatch(turn: Turn, deployments: readonly Deployment[], s
   throw failure ?? new UpstreamFailure('upstream_unavailable', 'No upstream is configured for this model.', null);
 }
 
-function upstreamHeaders(deployment: Deployment, accept = 'application/json, text/event-stream'): Record<string, string> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept };
+/** The turn's id goes along as `x-request-id`, so a model server's logs and svc's ledger name a request alike. */
+function upstreamHeaders(deployment: Deployment, requestId: string, accept = 'application/json, text/event-stream'): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept, 'x-request-id': requestId };
   if (deployment.authorization) headers.authorization = deployment.authorization;
   return headers;
 }
