@@ -275,26 +275,42 @@ async function ledgerCheck(db: pg.Client, emitted: UpstreamStats, delivered: Del
   // and svc bills them its estimate of the prompt, as the spec says: listed, not compared. When svc's abort and the
   // upstream's reply cross, the upstream counts a reply svc never read; the replies' request ids (svc sends its
   // turn id as `x-request-id`) tell those apart: a delivered id whose row is not answered.
-  const { rows: unanswered } = await db.query<{ request_id: string; status: string }>(`select request_id, status from usage_ledger where status <> 'ok'`);
-  const statusOf = new Map(unanswered.map((row) => [row.request_id, row.status]));
+  const { rows: all } = await db.query<{ request_id: string; status: string }>(`select request_id, status from usage_ledger`);
+  const statusOf = new Map(all.map((row) => [row.request_id, row.status]));
   const crossed = { replies: 0, input: 0, output: 0, statuses: new Map<string, number>() };
-  for (const [requestId, input, output] of delivered) {
+  // Diagnostics: a request sent upstream more than once (the extra replies svc never read), and a delivered
+  // reply with no ledger row at all (each would be money lost).
+  const repeated = { replies: 0, input: 0, output: 0 };
+  const rowless: string[] = [];
+  for (const [requestId, input, output, times] of delivered) {
     const status = statusOf.get(requestId);
-    if (status === undefined) continue;
-    crossed.replies++;
+    if (status === undefined) {
+      if (requestId.startsWith('mbr_') || /^[A-Za-z0-9_-]{26}$/.test(requestId)) rowless.push(requestId);
+      continue;
+    }
+    if (times > 1) {
+      repeated.replies += times - 1;
+      repeated.input += input - input / times;
+      repeated.output += output - output / times;
+    }
+    if (status === 'ok') continue;
+    crossed.replies += times;
     crossed.input += input;
     crossed.output += output;
     crossed.statuses.set(status, (crossed.statuses.get(status) ?? 0) + 1);
   }
-  const replies = emitted.requests - emitted.aborted - crossed.replies;
+  const replies = emitted.requests - emitted.aborted - crossed.replies - repeated.replies;
+  const read = { input: emitted.promptTokens - crossed.input - repeated.input, output: emitted.completionTokens - crossed.output - repeated.output };
   const answered = Number(s.answered);
   const exact = { input: Number(s.exact_input), output: Number(s.exact_output) };
-  const ok = exact.input === emitted.promptTokens - crossed.input && exact.output === emitted.completionTokens - crossed.output && answered === replies;
+  const ok = exact.input === read.input && exact.output === read.output && answered === replies && rowless.length === 0;
   const left = ledger.rows - answered;
   const message =
     `ledger ${answered} answered rows, ${exact.input} input + ${exact.output} output tokens from the upstream's usage; ` +
-    `upstream delivered ${replies} replies svc read, ${emitted.promptTokens - crossed.input} + ${emitted.completionTokens - crossed.output} tokens` +
+    `upstream delivered ${replies} replies svc read, ${read.input} + ${read.output} tokens` +
     (crossed.replies > 0 ? ` (and ${crossed.replies} replies that crossed svc's abort for a client that left: ${[...crossed.statuses].map(([status, n]) => `${n} ${status}`).join(', ')})` : '') +
+    (repeated.replies > 0 ? `; ${repeated.replies} replies to a request svc sent again (${repeated.input} + ${repeated.output} tokens)` : '') +
+    (rowless.length > 0 ? `; ${rowless.length} delivered replies with no ledger row (${rowless.slice(0, 3).join(', ')}…)` : '') +
     (left > 0 ? `; ${left} rows for requests not answered (${Object.entries(ledger.byStatus).filter(([status]) => status !== 'ok').map(([status, n]) => `${n} ${status}`).join(', ')}; ${ledger.estimated} estimated, ${ledger.inputTokens - exact.input} input + ${ledger.outputTokens - exact.output} output tokens)` : '');
   return { ok, message, ledger, upstream: emitted };
 }

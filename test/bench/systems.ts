@@ -40,7 +40,8 @@ export interface Upstream {
   stop(): Promise<void>;
 }
 
-export type Delivered = [requestId: string, promptTokens: number, completionTokens: number][];
+/** Per request id: tokens of every reply delivered for it, and how many replies (more than one: the gateway sent it again). */
+export type Delivered = [requestId: string, promptTokens: number, completionTokens: number, replies: number][];
 
 export async function startUpstream(log: string): Promise<Upstream> {
   const port = await freePort();
@@ -74,8 +75,8 @@ export async function startUpstream(log: string): Promise<Upstream> {
     },
     delivered: async () => {
       const id = ++seq;
-      const reply = await ask<{ entries: [string, [number, number]][] }>({ type: 'delivered', id }, (r) => r.type === 'delivered' && r.id === id);
-      return reply.entries.map(([requestId, [prompt, completion]]) => [requestId, prompt, completion]);
+      const reply = await ask<{ entries: [string, [number, number, number]][] }>({ type: 'delivered', id }, (r) => r.type === 'delivered' && r.id === id);
+      return reply.entries.map(([requestId, [prompt, completion, replies]]) => [requestId, prompt, completion, replies]);
     },
     stop: () => child.stop(),
   };
