@@ -269,49 +269,63 @@ async function ledgerCheck(db: pg.Client, emitted: UpstreamStats, delivered: Del
     byStatus: Object.fromEntries(statuses.map((r) => [r.status, Number(r.n)])),
     breakdown,
   };
-  // Every reply the upstream delivered is one answered row, and the rows billed from the upstream's usage (not
-  // estimated) hold exactly its tokens. Requests whose client left before the upstream answered (an overloaded
-  // run: the load generator gives up after 10 s) are aborted upstream, so nothing is delivered or counted there,
-  // and svc bills them its estimate of the prompt, as the spec says: listed, not compared. When svc's abort and the
-  // upstream's reply cross, the upstream counts a reply svc never read; the replies' request ids (svc sends its
-  // turn id as `x-request-id`) tell those apart: a delivered id whose row is not answered.
-  const { rows: all } = await db.query<{ request_id: string; status: string }>(`select request_id, status from usage_ledger`);
-  const statusOf = new Map(all.map((row) => [row.request_id, row.status]));
-  const crossed = { replies: 0, input: 0, output: 0, statuses: new Map<string, number>() };
-  // Diagnostics: a request sent upstream more than once (the extra replies svc never read), and a delivered
-  // reply with no ledger row at all (each would be money lost).
-  const repeated = { replies: 0, input: 0, output: 0 };
-  const rowless: string[] = [];
-  for (const [requestId, input, output, times] of delivered) {
-    const status = statusOf.get(requestId);
-    if (status === undefined) {
-      if (requestId.startsWith('mbr_') || /^[A-Za-z0-9_-]{26}$/.test(requestId)) rowless.push(requestId);
-      continue;
-    }
-    if (times > 1) {
-      repeated.replies += times - 1;
-      repeated.input += input - input / times;
-      repeated.output += output - output / times;
-    }
-    if (status === 'ok') continue;
-    crossed.replies += times;
-    crossed.input += input;
-    crossed.output += output;
-    crossed.statuses.set(status, (crossed.statuses.get(status) ?? 0) + 1);
-  }
-  const replies = emitted.requests - emitted.aborted - crossed.replies - repeated.replies;
-  const read = { input: emitted.promptTokens - crossed.input - repeated.input, output: emitted.completionTokens - crossed.output - repeated.output };
   const answered = Number(s.answered);
   const exact = { input: Number(s.exact_input), output: Number(s.exact_output) };
-  const ok = exact.input === read.input && exact.output === read.output && answered === replies && rowless.length === 0;
   const left = ledger.rows - answered;
+  const unanswered =
+    left > 0
+      ? `; ${left} rows for requests not answered (${Object.entries(ledger.byStatus).filter(([status]) => status !== 'ok').map(([status, n]) => `${n} ${status}`).join(', ')}; ${ledger.estimated} estimated, ${ledger.inputTokens - exact.input} input + ${ledger.outputTokens - exact.output} output tokens)`
+      : '';
+  if (delivered.length === 0) {
+    // Totals only (scale-out and soak runs): every reply the upstream delivered is one answered row holding its
+    // tokens. Requests whose client left before the upstream answered were aborted there (nothing delivered or
+    // counted) and svc bills them its estimate of the prompt, as the spec says: listed, not compared.
+    const replies = emitted.requests - emitted.aborted;
+    const ok = exact.input === emitted.promptTokens && exact.output === emitted.completionTokens && answered === replies;
+    const message = `ledger ${answered} answered rows, ${exact.input} input + ${exact.output} output tokens from the upstream's usage; upstream delivered ${replies} replies, ${emitted.promptTokens} + ${emitted.completionTokens} tokens${unanswered}`;
+    return { ok, message, ledger, upstream: emitted };
+  }
+  // Request by request (svc sends its turn id upstream as `x-request-id`; the scripted upstream keeps the tokens
+  // of every reply it delivered by that id): every answered row is a delivered reply and bills exactly its
+  // tokens; every delivered reply has a row. Totals cannot be compared under overload: another gateway's
+  // requests its clients gave up on still reach the shared upstream during svc's turn. A reply that crossed
+  // svc's abort for a client that left (delivered, but svc had closed the connection) has that client's row.
+  const { rows: all } = await db.query<{ request_id: string; status: string; input_tokens: number; output_tokens: number }>(
+    `select request_id, status, input_tokens, output_tokens from usage_ledger`,
+  );
+  const rowOf = new Map(all.map((row) => [row.request_id, row]));
+  const sent = new Map(delivered.map(([requestId, input, output, times]) => [requestId, { input, output, times }]));
+  const wrong: string[] = [];
+  const notDelivered: string[] = [];
+  for (const row of all) {
+    if (row.status !== 'ok') continue;
+    const reply = sent.get(row.request_id);
+    if (!reply) notDelivered.push(row.request_id);
+    else if (reply.input / reply.times !== row.input_tokens || reply.output / reply.times !== row.output_tokens) wrong.push(row.request_id);
+  }
+  const crossed = new Map<string, number>();
+  let repeated = 0;
+  const rowless: string[] = [];
+  for (const [requestId, reply] of sent) {
+    const row = rowOf.get(requestId);
+    if (!row) {
+      rowless.push(requestId);
+      continue;
+    }
+    repeated += reply.times - 1;
+    if (row.status !== 'ok') crossed.set(row.status, (crossed.get(row.status) ?? 0) + 1);
+  }
+  const ok = wrong.length === 0 && notDelivered.length === 0 && rowless.length === 0;
+  const list = (ids: string[]) => `${ids.length} (${ids.slice(0, 3).join(', ')}${ids.length > 3 ? ', …' : ''})`;
   const message =
-    `ledger ${answered} answered rows, ${exact.input} input + ${exact.output} output tokens from the upstream's usage; ` +
-    `upstream delivered ${replies} replies svc read, ${read.input} + ${read.output} tokens` +
-    (crossed.replies > 0 ? ` (and ${crossed.replies} replies that crossed svc's abort for a client that left: ${[...crossed.statuses].map(([status, n]) => `${n} ${status}`).join(', ')})` : '') +
-    (repeated.replies > 0 ? `; ${repeated.replies} replies to a request svc sent again (${repeated.input} + ${repeated.output} tokens)` : '') +
-    (rowless.length > 0 ? `; ${rowless.length} delivered replies with no ledger row (${rowless.slice(0, 3).join(', ')}…)` : '') +
-    (left > 0 ? `; ${left} rows for requests not answered (${Object.entries(ledger.byStatus).filter(([status]) => status !== 'ok').map(([status, n]) => `${n} ${status}`).join(', ')}; ${ledger.estimated} estimated, ${ledger.inputTokens - exact.input} input + ${ledger.outputTokens - exact.output} output tokens)` : '');
+    `ledger ${answered} answered rows, ${exact.input} input + ${exact.output} output tokens, each equal to the reply the upstream delivered for its request id` +
+    (wrong.length > 0 ? `, except ${list(wrong)}` : '') +
+    (notDelivered.length > 0 ? `; answered rows with no delivered reply: ${list(notDelivered)}` : '') +
+    (rowless.length > 0 ? `; delivered replies with no ledger row: ${list(rowless)}` : '') +
+    (crossed.size > 0 ? `; ${[...crossed.values()].reduce((a, b) => a + b, 0)} replies crossed svc's abort for a client that left (${[...crossed].map(([status, n]) => `${n} ${status}`).join(', ')})` : '') +
+    (repeated > 0 ? `; ${repeated} replies to a request svc sent again` : '') +
+    unanswered +
+    `; the upstream counted ${emitted.requests - emitted.aborted} replies, ${emitted.promptTokens} + ${emitted.completionTokens} tokens, in svc's turns`;
   return { ok, message, ledger, upstream: emitted };
 }
 
