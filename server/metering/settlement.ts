@@ -84,7 +84,7 @@ export class Settlement {
     this.#scheduled = true;
     const run = () => {
       this.#scheduled = false;
-      void this.flush();
+      void this.#round(false);
     };
     // After a quiet spell settle at once; under steady traffic gather a few milliseconds of requests into
     // one round (one insert, one Redis call) so settlement does not compete with every next request.
@@ -94,8 +94,18 @@ export class Settlement {
 
   /** Writes everything queued so far (ledger, then Redis). Resolves when the queue is empty or the DB fails. */
   flush(): Promise<void> {
-    if (this.#flushing) return this.#flushing.then(() => (this.#queue.length > 0 || this.#poolRetries.length > 0 ? this.flush() : undefined));
-    this.#flushing = this.#drain().finally(() => {
+    return this.#round(true);
+  }
+
+  /**
+   * One settlement round: everything queued (`all`, for `flush`), or one batch (a scheduled round). Requests
+   * recorded while a scheduled round writes wait for the next one, `COALESCE_MS` later — without that, one
+   * sequential client got an insert and a Redis call of its own per request, whose work (and PostgreSQL's)
+   * competed with its next request.
+   */
+  #round(all: boolean): Promise<void> {
+    if (this.#flushing) return this.#flushing.then(() => (all && (this.#queue.length > 0 || this.#poolRetries.length > 0) ? this.flush() : undefined));
+    this.#flushing = this.#drain(all).finally(() => {
       this.#flushing = null;
       // Recorded after the round's last look at the queue (its final await, or the moment between the round
       // ending and this callback): the next round, unless a retry after a failed write is already due.
@@ -104,9 +114,10 @@ export class Settlement {
     return this.#flushing;
   }
 
-  async #drain(): Promise<void> {
+  async #drain(all: boolean): Promise<void> {
     this.#lastFlushAt = performance.now();
-    while (this.#queue.length > 0) {
+    let batches = all ? Infinity : 1;
+    while (this.#queue.length > 0 && batches-- > 0) {
       const batch = this.#queue.splice(0, BATCH);
       // A turn admitted under a lease says so on its row: if the instance dies, the sweeper returns the
       // lease minus what the ledger billed under it.
