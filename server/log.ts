@@ -32,10 +32,13 @@ export function createLogger(config: Pick<Config, 'server'>, destination?: Desti
 }
 
 /**
- * A logger for lines whose fields are fixed and never carry credentials (the per-request line): same
- * destination and level, but no redaction pass, which cost more than the rest of the line on the chat path.
+ * Where the per-request line goes: the logger's own destination, written to directly, or null when the
+ * logger leaves out `info` lines. The line's fields are fixed and never carry credentials, so it needs
+ * neither redaction nor pino's serialisers: formatting it through pino cost more than the rest of the
+ * line's work on the chat path (`http/request-log.ts` builds it).
  */
-export function fixedFieldLogger(log: Logger): Logger {
+export function infoLineWriter(log: Logger): ((line: string) => void) | null {
+  if (!log.isLevelEnabled('info')) return null;
   const stream = (log as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym]!;
-  return pino({ level: log.level, base }, stream);
+  return (line) => stream.write(line);
 }

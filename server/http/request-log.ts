@@ -1,29 +1,39 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
 
 /**
  * One log line per request, written when it completes (method, URL, status, time and the request id),
- * instead of Fastify's two. The line is built from named fields only (no headers, no body), so it goes
- * through `fixedFieldLogger` without a redaction pass: on the chat hot path redaction and Fastify's
- * request serializer cost as much CPU as the Redis admission.
+ * instead of Fastify's two. The line is pino's JSON shape (`level`, `time`, `service`, …, `msg`) built from
+ * named fields only — no headers, no body — and written straight to the logger's destination
+ * (`infoLineWriter`): on the chat hot path pino's redaction, serialisers and formatting cost as much CPU as
+ * the admission. Errors still go through the request's own logger, with redaction.
  */
 export class OneLinePerRequest extends LogController {
-  readonly #log: Logger;
+  readonly #write: ((line: string) => void) | null;
 
-  constructor(log: Logger) {
+  /** `write` is null when `info` lines are off. */
+  constructor(write: ((line: string) => void) | null) {
     super({ requestIdLogLabel: 'requestId' });
-    this.#log = log;
+    this.#write = write;
   }
 
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const statusCode = reply.statusCode;
-    const req = { method: request.method, url: withoutQuery(request.url), remoteAddress: request.ip };
     const responseTime = reply.elapsedTime;
-    // Errors keep the request's own logger: an error object may carry anything, and redaction must see it.
-    if (error) reply.log.error({ req, res: { statusCode }, responseTime, err: error }, 'request errored');
-    else this.#log.info({ requestId: request.id, req, res: { statusCode }, responseTime }, 'request completed');
+    if (error) {
+      // An error object may carry anything: redaction must see it.
+      const req = { method: request.method, url: withoutQuery(request.url), remoteAddress: request.ip };
+      reply.log.error({ req, res: { statusCode }, responseTime, err: error }, 'request errored');
+      return;
+    }
+    if (this.#write === null) return;
+    // The request id is svc's own format (`request-id.ts`) and the method a token Node's parser checked:
+    // only the URL and the address are escaped.
+    this.#write(
+      `{"level":30,"time":${Date.now()},"service":"svc","requestId":"${request.id}","req":{"method":"${request.method}","url":${JSON.stringify(withoutQuery(request.url))},` +
+        `"remoteAddress":${JSON.stringify(request.ip)}},"res":{"statusCode":${statusCode}},"responseTime":${responseTime},"msg":"request completed"}\n`,
+    );
   }
 }
 
