@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config/config.ts';
 import { openDatabase } from './db/orm.ts';
 import { graphqlRoutes } from './graphql/yoga.ts';
+import { parseJsonBody } from './http/body.ts';
 import { corsFor, corsRoutes } from './http/cors.ts';
 import { installErrorHandling, sendError, toAppError } from './http/envelope.ts';
 import { installMetrics } from './http/metrics.ts';
@@ -19,7 +20,7 @@ import { openRedis } from './infra/redis.ts';
 import { boundDrain } from './infra/shutdown.ts';
 import { clientErrorEnvelope, guardConnections, limitEveryRoute } from './http/guards.ts';
 import proxyAddr from '@fastify/proxy-addr';
-import { createLogger, fixedFieldLogger } from './log.ts';
+import { createLogger, infoLineWriter } from './log.ts';
 import { accountRoutes } from './modules/account/account.rest.ts';
 import { apiKeyRoutes } from './modules/api-key/api-key.rest.ts';
 import { deviceAuthRoutes } from './modules/device-auth/device-auth.rest.ts';
@@ -61,7 +62,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
     genReqId: (request) => requestIdFrom(request.headers['x-svc-request-id']),
-    logController: new OneLinePerRequest(fixedFieldLogger(log)),
+    logController: new OneLinePerRequest(infoLineWriter(log)),
     bodyLimit: config.server.bodyLimitBytes,
     requestTimeout: 30_000,
     keepAliveTimeout: 72_000,
@@ -96,7 +97,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   installErrorHandling(app, allowedMethods, () => index);
   const cors = corsFor(config);
   // Only JSON bodies: anything else is a 415 (routes that need forms register their own parser).
-  app.removeContentTypeParser('text/plain');
+  app.removeContentTypeParser(['text/plain', 'application/json']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-svc-request-id', request.id).header('x-request-id', request.id);
