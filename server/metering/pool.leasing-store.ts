@@ -75,8 +75,9 @@ interface Lease {
   released: Micros;
   /** What its settled requests cost. */
   consumed: Micros;
-  /** Rate-limit requests left. */
+  /** Rate-limit requests left, of those it was granted. */
   requests: number;
+  granted: number;
   /** Stream slots it holds in Redis (0: not a stream lease): members 1…slots; those past `slots − requests` are unused. */
   slots: number;
   /** Its streams that have checkpointed (their keys go when it is returned). */
@@ -106,6 +107,14 @@ export class LeasingPoolStore implements PoolStore {
   readonly #refusedUntil = new Map<string, number>();
   /** Keys not (yet) leased: admissions within the current second, to tell a busy payer from a casual one. */
   readonly #recent = new Map<string, { since: number; count: number }>();
+  /**
+   * Per leased key: how many requests its next lease asks for, and when it last took one (a key leased
+   * within the last second is still busy). A lease used up within its admit window doubles the next one
+   * (up to 32 × `chunkRequests`), one that retires mostly unused halves it: a payer sending thousands of
+   * requests a second takes a lease every few hundred of them instead of every 32, and the requests that
+   * wait on a lease are not left to the exact path when it cannot cover them all.
+   */
+  readonly #demand = new Map<string, { size: number; leasedAt: number }>();
   readonly #timer: NodeJS.Timeout;
   #closed = false;
 
@@ -133,17 +142,20 @@ export class LeasingPoolStore implements PoolStore {
       return this.#inner.admit(request);
     }
     const key = leaseKey(request);
-    const now = Date.now();
-    let lease = this.#active.get(key);
-    if (lease && !this.#usable(lease, request, now)) {
-      this.#retire(lease);
-      lease = undefined;
+    let now = Date.now();
+    // A lease used up by the requests that waited for it is followed by another, not by the exact path.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const lease = this.#active.get(key);
+      if (lease && this.#usable(lease, request, now)) return this.#admitUnder(lease, request, now);
+      if (lease) this.#retire(lease, now);
+      if (!this.#hot(key, now) || (this.#refusedUntil.get(key) ?? 0) > now) break;
+      if (!(await this.#take(key, request))) break;
+      now = Date.now();
     }
-    if (!lease) {
-      if (!this.#hot(key, now) || (this.#refusedUntil.get(key) ?? 0) > now) return this.#inner.admit(request);
-      lease = (await this.#take(key, request)) ?? undefined;
-      if (!lease || !this.#usable(lease, request, Date.now())) return this.#inner.admit(request);
-    }
+    return this.#inner.admit(request);
+  }
+
+  #admitUnder(lease: Lease, request: AdmissionRequest, now: number): Admission {
     lease.available -= request.reserveMicros;
     lease.requests -= 1;
     lease.inflight += 1;
@@ -159,6 +171,8 @@ export class LeasingPoolStore implements PoolStore {
   #hot(key: string, now: number): boolean {
     const hot = this.#options.hotRequests;
     if (hot <= 1) return true;
+    const demand = this.#demand.get(key);
+    if (demand && now - demand.leasedAt < 1000) return true;
     let recent = this.#recent.get(key);
     if (!recent || now - recent.since >= 1000) {
       if (this.#recent.size >= 10_000) this.#recent.clear();
@@ -179,7 +193,8 @@ export class LeasingPoolStore implements PoolStore {
     const taking = (async () => {
       const id = `${LEASE_PREFIX}${randomBytes(12).toString('base64url')}`;
       if (request.reserveMicros <= 0) return null;
-      const granted = await this.#inner.takeLease(id, request, this.#options.chunkRequests, request.reserveMicros, this.#options.admitWindowMs + this.#options.reservationTtlMs);
+      const demand = this.#demand.get(key);
+      const granted = await this.#inner.takeLease(id, request, demand?.size ?? this.#options.chunkRequests, request.reserveMicros, this.#options.admitWindowMs + this.#options.reservationTtlMs);
       if (!granted) {
         this.#refusedUntil.set(key, Date.now() + this.#options.refusedForMs);
         if (this.#refusedUntil.size > 10_000) this.#refusedUntil.clear();
@@ -195,6 +210,7 @@ export class LeasingPoolStore implements PoolStore {
         released: 0,
         consumed: 0,
         requests: granted.requests,
+        granted: granted.requests,
         slots: request.streamCap > 0 ? granted.requests : 0,
         checkpointed: null,
         ruleLeft: granted.ruleLeft,
@@ -206,6 +222,11 @@ export class LeasingPoolStore implements PoolStore {
         returned: false,
       };
       this.#open.add(lease);
+      if (demand) demand.leasedAt = lease.lastAdmit;
+      else {
+        if (this.#demand.size >= 10_000) this.#demand.clear();
+        this.#demand.set(key, { size: this.#options.chunkRequests, leasedAt: lease.lastAdmit });
+      }
       const current = this.#active.get(key);
       if (current) this.#retire(current);
       this.#active.set(key, lease);
@@ -252,9 +273,16 @@ export class LeasingPoolStore implements PoolStore {
     return out;
   }
 
-  #retire(lease: Lease): void {
+  /** `now`: it is retired because it cannot admit the next request, which grows the next lease when its window had time left. */
+  #retire(lease: Lease, now?: number): void {
     if (lease.retired) return;
     lease.retired = true;
+    const demand = this.#demand.get(lease.key);
+    if (demand) {
+      const max = this.#options.chunkRequests * 32;
+      if (now !== undefined && now < lease.admitUntil) demand.size = Math.min(max, demand.size * 2);
+      else if (lease.requests * 2 > lease.granted) demand.size = Math.max(this.#options.chunkRequests, Math.floor(demand.size / 2));
+    }
     if (this.#active.get(lease.key) === lease) this.#active.delete(lease.key);
     if (lease.inflight === 0) void this.#return(lease);
     else if (lease.available > 0 || lease.requests > 0) void this.#release(lease);
@@ -285,6 +313,7 @@ export class LeasingPoolStore implements PoolStore {
     for (const lease of this.#active.values()) if (now >= lease.admitUntil || now - lease.lastAdmit >= this.#options.idleMs) this.#retire(lease);
     for (const [key, until] of this.#refusedUntil) if (until <= now) this.#refusedUntil.delete(key);
     for (const [key, recent] of this.#recent) if (now - recent.since >= 1000) this.#recent.delete(key);
+    for (const [key, demand] of this.#demand) if (now - demand.leasedAt >= 10_000 && !this.#active.has(key)) this.#demand.delete(key);
   }
 
   /** Settles the lease to what it consumed (the pools get the rest back) and gives back unused requests. */
