@@ -11,7 +11,8 @@ import { graphqlRoutes } from './graphql/yoga.ts';
 import { parseJsonBody } from './http/body.ts';
 import { corsFor, corsRoutes } from './http/cors.ts';
 import { installErrorHandling, sendError, toAppError } from './http/envelope.ts';
-import { installMetrics } from './http/metrics.ts';
+import { createHttpMetrics, installMetrics } from './http/metrics.ts';
+import { chatLaneServer } from './http/chat-lane.ts';
 import { requestIdFrom } from './http/request-id.ts';
 import { OneLinePerRequest } from './http/request-log.ts';
 import { trackRoutes } from './http/route-table.ts';
@@ -28,7 +29,7 @@ import { mediaRoutes } from './modules/media/media.rest.ts';
 import { speechRoutes } from './modules/media/speech.rest.ts';
 import { modelRoutes } from './modules/model/model.rest.ts';
 import { planRoutes } from './modules/plan/plan.rest.ts';
-import { gatewayRoutes, isMeteredPath } from './modules/gateway/gateway.rest.ts';
+import { chatCompletionsPath, chatHandler, gatewayRoutes, isMeteredPath } from './modules/gateway/gateway.rest.ts';
 import { usageRoutes } from './modules/usage/usage.rest.ts';
 import { searchRoutes } from './modules/search/search.rest.ts';
 import { sessionRoutes } from './modules/session/session.rest.ts';
@@ -58,14 +59,27 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     throw error;
   });
   const services = createServices(config, db, redis, log);
+  const cors = corsFor(config);
+  const metrics = createHttpMetrics();
+  const writeLine = infoLineWriter(log);
+  // The chat path's plain requests skip Fastify (http/chat-lane.ts); Fastify answers the rest on the same server.
+  const chatLane = {
+    path: chatCompletionsPath,
+    handler: chatHandler(services.pipeline, services.chatSurface),
+    bodyLimit: config.server.bodyLimitBytes,
+    cors,
+    trustedProxies: config.server.trustedProxies,
+    log: log as FastifyBaseLogger,
+    writeLine,
+    metrics,
+  };
 
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
+    serverFactory: (handler) => chatLaneServer(handler, chatLane, { requestTimeout: 30_000, keepAliveTimeout: 72_000 }),
     genReqId: (request) => requestIdFrom(request.headers['x-svc-request-id']),
-    logController: new OneLinePerRequest(infoLineWriter(log)),
+    logController: new OneLinePerRequest(writeLine),
     bodyLimit: config.server.bodyLimitBytes,
-    requestTimeout: 30_000,
-    keepAliveTimeout: 72_000,
     trustProxy: config.server.trustedProxies.length > 0 ? config.server.trustedProxies : false,
     routerOptions: { ignoreTrailingSlash: true },
     // What Node itself refuses before any route (malformed request, header overflow, timeout) gets the envelope.
@@ -95,7 +109,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // A browser that opens an unknown page gets the web app (its not-found page), not the JSON envelope.
   const index = webIndex(config);
   installErrorHandling(app, allowedMethods, () => index);
-  const cors = corsFor(config);
   // Only JSON bodies: anything else is a 415 (routes that need forms register their own parser).
   app.removeContentTypeParser(['text/plain', 'application/json']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
@@ -113,7 +126,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     RequestContext.create(db.orm.em, done);
   });
 
-  installMetrics(app);
+  installMetrics(app, metrics);
   limitEveryRoute(app, services.rateLimits, config.rateLimits.ipPerMinute);
   app.get('/healthz', async () => ({ ok: true }));
   app.get('/readyz', async (_request, reply) => {

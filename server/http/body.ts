@@ -23,14 +23,23 @@ export function stringField(body: Record<string, unknown>, name: string): string
  * could spell one) or start with a byte-order mark take the guarded parse exactly as before.
  */
 export function parseJsonBody(_request: FastifyRequest, body: string, done: (error: Error | null, value?: unknown) => void): void {
-  if (body.length === 0) {
-    done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY());
+  let value: unknown;
+  try {
+    value = parseJson(body);
+  } catch (error) {
+    done(error as Error);
     return;
   }
+  done(null, value);
+}
+
+/** Parses a JSON request body as `parseJsonBody` does; throws Fastify's empty- or invalid-body error (`toAppError` maps both). */
+export function parseJson(body: string): unknown {
+  if (body.length === 0) throw new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY();
   const guarded = body.charCodeAt(0) === 0xfeff || body.includes('__proto__') || body.includes('constructor') || body.includes('\\u');
   try {
-    done(null, guarded ? secureJsonParse.parse(body) : JSON.parse(body));
+    return guarded ? secureJsonParse.parse(body) : JSON.parse(body);
   } catch {
-    done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY());
+    throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
   }
 }

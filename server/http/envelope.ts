@@ -2,7 +2,7 @@
  * The REST error mapper: the only place that turns an error into the spec's envelope (spec §7,
  * DESIGN §5). Route handlers throw; Fastify's error and not-found handlers end up here.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, bilingual } from '../errors/app-error.ts';
 import { errorCodes, type ErrorCode } from '../errors/codes.ts';
 
@@ -80,16 +80,30 @@ export function toAppError(error: unknown): AppError {
   return new AppError('internal_error', undefined, { cause: error });
 }
 
+/** The envelope's status, headers (the spec's, retry advice, the error's own) and JSON body. */
+export function errorResponse(error: AppError, requestId: string, latencyMs: number): { status: number; headers: Record<string, string>; body: string } {
+  const envelope = envelopeFor(error, requestId, latencyMs);
+  const headers: Record<string, string> = {
+    'x-svc-error-code': envelope.code,
+    'x-svc-error-stage': envelope.stage,
+    'cache-control': 'no-store',
+    ...retryAdvice(error),
+    ...error.options.headers,
+    'content-type': 'application/json; charset=utf-8',
+  };
+  return { status: error.status, headers, body: JSON.stringify(envelope) };
+}
+
 /** Sends the envelope with the spec's headers. */
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
-  const body = envelopeFor(error, request.id, reply.elapsedTime);
-  reply
-    .code(error.status)
-    .header('x-svc-error-code', body.code)
-    .header('x-svc-error-stage', body.stage)
-    .header('cache-control', 'no-store');
-  for (const [name, value] of Object.entries({ ...retryAdvice(error), ...error.options.headers })) reply.header(name, value);
-  return reply.type('application/json; charset=utf-8').send(body);
+  const { status, headers, body } = errorResponse(error, request.id, reply.elapsedTime);
+  return reply.code(status).headers(headers).send(body);
+}
+
+/** Logs what a failed request needs an operator to see: a bug in full, a 5xx (upstream, unavailable) briefly. */
+export function logFailure(log: FastifyBaseLogger, error: unknown, appError: AppError): void {
+  if (appError.code === 'internal_error') log.error({ err: error }, 'unexpected error');
+  else if (appError.status >= 500) log.warn({ code: appError.code, err: appError.options.cause }, appError.message);
 }
 
 /** Paths of the machine-facing surfaces: an unknown one gets the envelope even when a browser asks for HTML. */
@@ -107,8 +121,7 @@ export function installErrorHandling(app: FastifyInstance, allowedMethods: (meth
       return reply.hijack();
     }
     const appError = toAppError(error);
-    if (appError.code === 'internal_error') request.log.error({ err: error }, 'unexpected error');
-    else if (appError.status >= 500) request.log.warn({ code: appError.code, err: appError.options.cause }, appError.message);
+    logFailure(request.log, error, appError);
     return sendError(request, reply, appError);
   });
 

@@ -27,14 +27,19 @@ export class OneLinePerRequest extends LogController {
       reply.log.error({ req, res: { statusCode }, responseTime, err: error }, 'request errored');
       return;
     }
-    if (this.#write === null) return;
-    // The request id is svc's own format (`request-id.ts`) and the method a token Node's parser checked:
-    // only the URL and the address are escaped.
-    this.#write(
-      `{"level":30,"time":${Date.now()},"service":"svc","requestId":"${request.id}","req":{"method":"${request.method}","url":${JSON.stringify(withoutQuery(request.url))},` +
-        `"remoteAddress":${JSON.stringify(request.ip)}},"res":{"statusCode":${statusCode}},"responseTime":${responseTime},"msg":"request completed"}\n`,
-    );
+    this.#write?.(requestLine(request.id, request.method, request.url, request.ip, statusCode, responseTime));
   }
+}
+
+/**
+ * The "request completed" line (`responseTime` in milliseconds). The request id is svc's own format
+ * (`request-id.ts`) and the method a token Node's parser checked: only the URL and the address are escaped.
+ */
+export function requestLine(requestId: string, method: string, url: string, ip: string, statusCode: number, responseTime: number): string {
+  return (
+    `{"level":30,"time":${Date.now()},"service":"svc","requestId":"${requestId}","req":{"method":"${method}","url":${JSON.stringify(withoutQuery(url))},` +
+    `"remoteAddress":${JSON.stringify(ip)}},"res":{"statusCode":${statusCode}},"responseTime":${responseTime},"msg":"request completed"}\n`
+  );
 }
 
 /**

@@ -7,7 +7,8 @@
  *   const plan = chatExecutor.plan(body);            // validate + route → TurnPlan
  *   await pipeline.serve(request, reply, () => plan); // authenticate → admit → execute → settle
  */
-import type { FastifyReply } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Bilingual } from '../errors/app-error.ts';
 import type { Metered, MeteredModel, Product, Turn } from './turn.ts';
 
@@ -18,10 +19,34 @@ export interface ClientSignal {
   off(event: 'abort', listener: () => void): unknown;
 }
 
+/**
+ * The request an HTTP surface hands the pipeline: a Fastify request, or the chat lane's own
+ * (`http/chat-lane.ts`, which serves the hot path ahead of Fastify).
+ */
+export interface HttpRequest {
+  readonly id: string;
+  readonly ip: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: unknown;
+  readonly log: FastifyBaseLogger;
+}
+
+/** What executors write a reply with: the part of Fastify's reply they use, which the chat lane's provides too. */
+export interface HttpReply {
+  readonly raw: ServerResponse;
+  /** The executor writes `raw` itself (streams). */
+  hijack(): unknown;
+  header(name: string, value: string): HttpReply;
+  headers(values: Record<string, string>): HttpReply;
+  type(contentType: string): HttpReply;
+  /** Ends the reply with this body (status 200 unless set). */
+  send(body: string): unknown;
+}
+
 export interface Exchange {
   signal: ClientSignal;
   /** The HTTP reply to write to, when the surface is HTTP (chat, audio); null when the output is returned (MCP). */
-  reply: FastifyReply | null;
+  reply: HttpReply | null;
 }
 
 export interface Executor<Call, Output = void> {

@@ -10,7 +10,7 @@
  * what it has produced so a crash bills that. `serve` is for HTTP surfaces (the executor writes the
  * reply); `run` is for callers that want the executor's output (MCP tools).
  */
-import type { FastifyBaseLogger as Logger, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger as Logger } from 'fastify';
 import { EventEmitter } from 'node:events';
 import type { Config } from '../config/config.ts';
 import { AppError, bilingual } from '../errors/app-error.ts';
@@ -19,7 +19,7 @@ import type { Principal } from '../modules/identity/principal.ts';
 import type { EntitlementCatalogue } from '../modules/plan/entitlements.ts';
 import { Admission } from './admission.ts';
 import { Checkpointer } from './checkpoints.ts';
-import type { ClientSignal, TurnPlan } from './executor.ts';
+import type { ClientSignal, HttpReply, HttpRequest, TurnPlan } from './executor.ts';
 import { channels, type LedgerEntry } from './ledger.ts';
 import type { PoolStore } from './pool.store.ts';
 import { meteredCost } from './pricing.ts';
@@ -100,7 +100,7 @@ export class MeteringPipeline {
   }
 
   /** An HTTP surface: authenticates the request, plans, admits, lets the executor answer, settles. */
-  async serve<Call>(request: FastifyRequest, reply: FastifyReply, plan: (principal: Principal) => TurnPlan<Call, unknown> | Promise<TurnPlan<Call, unknown>>): Promise<void> {
+  async serve<Call>(request: HttpRequest, reply: HttpReply, plan: (principal: Principal) => TurnPlan<Call, unknown> | Promise<TurnPlan<Call, unknown>>): Promise<void> {
     const started = performance.now();
     const principal = await this.authenticate(request.headers.authorization, { ip: request.ip });
     const authMs = performance.now() - started;

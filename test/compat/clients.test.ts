@@ -12,6 +12,7 @@ import { tool as langchainTool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
 import { APICallError, generateText, isStepCount, streamText, tool, type LanguageModel } from 'ai';
 import { createAgent } from 'langchain';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -28,8 +29,21 @@ beforeAll(async () => {
   h = await startHarness({
     config: { gateway: { toolsWithStream: 'emulate' } },
     beforeListen: (app) => {
-      app.addHook('preHandler', async (request) => {
-        if (request.method === 'POST' && request.url.startsWith('/v1/')) received.push({ path: request.url, body: structuredClone(request.body) as Record<string, unknown> });
+      // Read off the wire, whether Fastify or the chat lane (server/http/chat-lane.ts) answers the request:
+      // the body's 'data' events are copied as they are emitted, without a listener of our own.
+      const [serve] = app.server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
+      app.server.removeAllListeners('request');
+      app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+        if (req.method === 'POST' && req.url?.startsWith('/v1/')) {
+          const parts: Buffer[] = [];
+          const emit = req.emit.bind(req);
+          req.emit = ((event: string, ...args: unknown[]) => {
+            if (event === 'data') parts.push(args[0] as Buffer);
+            if (event === 'end') received.push({ path: req.url!, body: JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown> });
+            return emit(event, ...args);
+          }) as typeof req.emit;
+        }
+        serve!(req, res);
       });
     },
   });

@@ -8,9 +8,8 @@
  * Fields a model takes besides the chat ones (e.g. `size` for svc-img) reach its planner as they were sent:
  * the chat validator checks the fields svc owns and forwards the rest.
  */
-import type { FastifyRequest } from 'fastify';
 import type { Config } from '../../config/config.ts';
-import type { TurnPlan } from '../../metering/executor.ts';
+import type { HttpRequest, TurnPlan } from '../../metering/executor.ts';
 import type { MeteringPipeline } from '../../metering/pipeline.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { ModelRegistry } from '../model/model.registry.ts';
@@ -52,7 +51,7 @@ export class ChatSurface {
   }
 
   /** Validates and plans one request, for an authenticated principal. */
-  plan(request: FastifyRequest, principal: Principal): TurnPlan<unknown, unknown> {
+  plan(request: HttpRequest, principal: Principal): TurnPlan<unknown, unknown> {
     const body = validateChatRequest(request.body, this.#limits);
     const planner = this.#planners.get(body.model);
     if (planner) return planner(body, principal);

@@ -4,9 +4,8 @@
  * completion (`completions.framing.ts`). What cannot be expressed over a chat upstream is refused by name:
  * several prompts, token-id prompts, `suffix`, `echo`, `best_of` > 1, `logprobs`.
  */
-import type { FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/app-error.ts';
-import type { TurnPlan } from '../../metering/executor.ts';
+import type { HttpRequest, TurnPlan } from '../../metering/executor.ts';
 import type { MeteringPipeline } from '../../metering/pipeline.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { ChatExecutor } from './chat.executor.ts';
@@ -29,7 +28,7 @@ export class CompletionsSurface {
     this.#chat = chat;
   }
 
-  plan(request: FastifyRequest, principal: Principal): TurnPlan<unknown, unknown> {
+  plan(request: HttpRequest, principal: Principal): TurnPlan<unknown, unknown> {
     const raw = request.body;
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new AppError('invalid_request', 'The request body must be a JSON object.');
     const body = raw as Record<string, unknown>;

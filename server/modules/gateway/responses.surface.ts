@@ -11,9 +11,8 @@
  * `conversation`, `prompt`) or ignored when they only shape OpenAI's own service (`include`,
  * `truncation`, `stream_options`); any other field is forwarded like an unknown chat field.
  */
-import type { FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/app-error.ts';
-import type { TurnPlan } from '../../metering/executor.ts';
+import type { HttpRequest, TurnPlan } from '../../metering/executor.ts';
 import type { MeteringPipeline } from '../../metering/pipeline.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { ChatExecutor } from './chat.executor.ts';
@@ -72,7 +71,7 @@ export class ResponsesSurface {
     this.#store = store;
   }
 
-  async plan(request: FastifyRequest, principal: Principal): Promise<TurnPlan<unknown, unknown>> {
+  async plan(request: HttpRequest, principal: Principal): Promise<TurnPlan<unknown, unknown>> {
     const raw = request.body;
     if (!isObject(raw)) throw new AppError('invalid_request', 'The request body must be a JSON object.');
     assertJsonDepth(raw);

@@ -1,0 +1,164 @@
+/**
+ * The chat lane: `POST /v1/chat/completions` served from node:http ahead of Fastify (issue 16). It is most
+ * of a gateway's traffic, and Fastify's own work per request — its request and reply objects, hooks, the
+ * content-type parser, the reply's header handling — was ~10 % of svc's CPU per chat request and ~60 µs of
+ * a lone request's latency (interleaved A/B against the same tree without the lane).
+ *
+ * The lane takes only the plain request: that exact path, POST, a JSON content type, a Content-Length
+ * within the body limit, and a server that is not shutting down. For it, it does what Fastify and the
+ * app's hooks do for every route — request ids, CORS, the body limit and JSON parsing with the same
+ * errors, the error envelope, the log line and the metrics — and hands the same handler a request and a
+ * reply that carry what the pipeline uses (`HttpRequest`, `HttpReply`). Everything else (a query string,
+ * a trailing slash, a chunked or empty body, another content type or method, a closing server) is
+ * Fastify's, answered as before. `test/integration/gateway/http-layer.test.ts` holds the two to one
+ * behaviour.
+ */
+import proxyAddr from '@fastify/proxy-addr';
+import type { FastifyBaseLogger } from 'fastify';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { HttpReply, HttpRequest } from '../metering/executor.ts';
+import { parseJson } from './body.ts';
+import type { Cors } from './cors.ts';
+import { errorResponse, logFailure, toAppError } from './envelope.ts';
+import type { HttpMetrics } from './metrics.ts';
+import { requestIdFrom } from './request-id.ts';
+import { requestLine } from './request-log.ts';
+
+export interface ChatLaneOptions {
+  path: string;
+  handler(request: HttpRequest, reply: HttpReply): Promise<void>;
+  bodyLimit: number;
+  cors: Cors | null;
+  trustedProxies: readonly string[];
+  log: FastifyBaseLogger;
+  /** Where the "request completed" line goes (null: `info` lines are off). */
+  writeLine: ((line: string) => void) | null;
+  metrics: HttpMetrics;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** The HTTP server for Fastify's `serverFactory`: the lane's requests to the lane, the rest to Fastify's handler. */
+export function chatLaneServer(fastify: Handler, options: ChatLaneOptions, timeouts: { keepAliveTimeout: number; requestTimeout: number }): Server {
+  const take = chatLane(options);
+  const server = createServer((req, res) => {
+    // While closing, Fastify answers 503 and closes the connection.
+    if (!server.listening || !take(req, res)) fastify(req, res);
+  });
+  // What Fastify sets on a server it creates itself.
+  server.keepAliveTimeout = timeouts.keepAliveTimeout;
+  server.requestTimeout = timeouts.requestTimeout;
+  server.setTimeout(0);
+  return server;
+}
+
+/** Serves `req` and returns true when it is the lane's plain case; false leaves it untouched. */
+function chatLane(options: ChatLaneOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const { path, handler, bodyLimit, cors, log, writeLine, metrics } = options;
+  const trusted = options.trustedProxies.length > 0 ? proxyAddr.compile([...options.trustedProxies]) : null;
+  return (req, res) => {
+    if (req.method !== 'POST' || req.url !== path) return false;
+    const { headers } = req;
+    const length = Number(headers['content-length']);
+    if (!(length > 0 && length <= bodyLimit) || headers['transfer-encoding'] !== undefined || !isJson(headers['content-type'])) return false;
+
+    const started = performance.now();
+    const id = requestIdFrom(headers['x-svc-request-id']);
+    const ip = trusted === null ? (req.socket.remoteAddress ?? '') : (proxyAddr.all(req, trusted).at(-1) ?? '');
+    res.setHeader('x-svc-request-id', id);
+    res.setHeader('x-request-id', id);
+    const origin = headers.origin;
+    if (cors !== null && origin !== undefined) cors.apply(res, origin);
+    res.once('finish', () => {
+      const ms = performance.now() - started;
+      metrics.observe('POST', path, res.statusCode, ms / 1000);
+      writeLine?.(requestLine(id, 'POST', path, ip, res.statusCode, ms));
+    });
+
+    const parts: Buffer[] = [];
+    req.on('data', (part: Buffer) => parts.push(part));
+    req.once('end', () => {
+      const request = new LaneRequest(id, ip, headers, log);
+      const fail = (error: unknown) => {
+        // A client that went away is nobody to answer; a reply already under way can only be cut.
+        if (res.destroyed) return;
+        if (res.headersSent) {
+          res.destroy();
+          return;
+        }
+        const appError = toAppError(error);
+        logFailure(request.log, error, appError);
+        const envelope = errorResponse(appError, id, performance.now() - started);
+        res.writeHead(envelope.status, envelope.headers).end(envelope.body);
+      };
+      try {
+        request.body = parseJson(parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts).toString('utf8'));
+      } catch (error) {
+        fail(error);
+        return;
+      }
+      handler(request, new LaneReply(res)).catch(fail);
+    });
+    return true;
+  };
+}
+
+/** `application/json`, with or without parameters; other spellings are left to Fastify's parser. */
+function isJson(type: string | undefined): boolean {
+  return type !== undefined && type.startsWith('application/json') && (type.length === 16 || type.charCodeAt(16) === 59 /* ; */);
+}
+
+class LaneRequest implements HttpRequest {
+  readonly id: string;
+  readonly ip: string;
+  readonly headers: IncomingHttpHeaders;
+  body: unknown = undefined;
+  readonly #root: FastifyBaseLogger;
+  #log: FastifyBaseLogger | null = null;
+
+  constructor(id: string, ip: string, headers: IncomingHttpHeaders, root: FastifyBaseLogger) {
+    this.id = id;
+    this.ip = ip;
+    this.headers = headers;
+    this.#root = root;
+  }
+
+  /** A child logger with the request id, as Fastify's `request.log`, made only when something is logged. */
+  get log(): FastifyBaseLogger {
+    return (this.#log ??= this.#root.child({ requestId: this.id }));
+  }
+}
+
+class LaneReply implements HttpReply {
+  readonly raw: ServerResponse;
+
+  constructor(raw: ServerResponse) {
+    this.raw = raw;
+  }
+
+  hijack(): this {
+    return this;
+  }
+
+  header(name: string, value: string): this {
+    this.raw.setHeader(name, value);
+    return this;
+  }
+
+  headers(values: Record<string, string>): this {
+    for (const name in values) this.raw.setHeader(name, values[name]!);
+    return this;
+  }
+
+  /** As Fastify's: a JSON type without a charset is sent as UTF-8 and says so. */
+  type(contentType: string): this {
+    const utf8 = contentType.includes('json') && !contentType.toLowerCase().includes('charset');
+    this.raw.setHeader('content-type', utf8 ? `${contentType}; charset=utf-8` : contentType);
+    return this;
+  }
+
+  send(body: string): this {
+    this.raw.end(body);
+    return this;
+  }
+}
