@@ -201,7 +201,7 @@ export class ChatExecutor implements Executor<ChatCall> {
     for (const [index, choice] of (completion.choices as Partial<CompletionChoice>[]).entries()) choice.index ??= index;
     const framer = call.framing.stream(call.model.resolvedId, call.includeUsage);
     call.rewriter = framer;
-    const text = framer.push(Buffer.from(replayAsChunks(completion))) + (await framer.end(call.includeUsage ? completion.usage : null));
+    const text = framer.push(Buffer.from(replayAsChunks(completion))).toString() + (await framer.end(call.includeUsage ? completion.usage : null));
     const reply = exchange.reply!;
     turn.output = true;
     reply.hijack();

@@ -44,7 +44,7 @@ class CompletionsStream extends ReframedChatStream {
   }
 
   push(bytes: Buffer): string {
-    const text = this.chat.push(bytes);
+    const text = this.chat.pushText(bytes);
     if (text.length === 0) return '';
     let out = '';
     for (const event of text.split('\n\n')) {

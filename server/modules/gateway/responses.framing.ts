@@ -174,7 +174,7 @@ class ResponsesStream extends ReframedChatStream {
   }
 
   push(bytes: Buffer): string {
-    const text = this.chat.push(bytes);
+    const text = this.chat.pushText(bytes);
     if (text.length === 0) return '';
     let out = '';
     if (!this.#started) {

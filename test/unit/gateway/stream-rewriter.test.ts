@@ -37,7 +37,7 @@ describe('StreamRewriter', () => {
   it('with n > 1: role once per choice, in its first delta (openai-node needs it to finish)', () => {
     const rewriter = new StreamRewriter('svc', false);
     const choice = (index: number, delta: object) => `data: ${JSON.stringify({ id: 'up-1', object: 'chat.completion.chunk', created: 7, model: 'qwen', choices: [{ index, delta, finish_reason: null }] })}\n\n`;
-    const out = rewriter.push(
+    const out = rewriter.pushText(
       Buffer.from(choice(0, { role: 'assistant', content: '' }) + choice(1, { role: 'assistant', content: '' }) + choice(0, { content: 'a' }) + choice(1, { role: 'assistant', content: 'b' })),
     );
     const list = events(out) as { choices: { index: number; delta: { role?: string } }[] }[];
@@ -51,7 +51,7 @@ describe('StreamRewriter', () => {
 
   it('with include_usage: usage null on chunks, one final choices-less usage chunk', () => {
     const rewriter = new StreamRewriter('svc', true);
-    let out = rewriter.push(Buffer.from(chunk({ content: 'a' }) + `data: ${JSON.stringify({ id: 'up-1', created: 7, choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } })}\n\n`));
+    let out = rewriter.pushText(Buffer.from(chunk({ content: 'a' }) + `data: ${JSON.stringify({ id: 'up-1', created: 7, choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } })}\n\n`));
     out += rewriter.end(rewriter.usage);
     const list = events(out) as { choices: unknown[]; usage: unknown; id: string }[];
     expect(list[0]!.usage).toBeNull();
@@ -61,7 +61,7 @@ describe('StreamRewriter', () => {
 
   it('stops at an upstream error event', () => {
     const rewriter = new StreamRewriter('svc', false);
-    const out = rewriter.push(Buffer.from(chunk({ content: 'a' }) + 'data: {"error":{"message":"boom","type":"server_error"}}\n\n' + chunk({ content: 'b' })));
+    const out = rewriter.pushText(Buffer.from(chunk({ content: 'a' }) + 'data: {"error":{"message":"boom","type":"server_error"}}\n\n' + chunk({ content: 'b' })));
     expect(events(out)).toHaveLength(1);
     expect(rewriter.upstreamError).toMatchObject({ message: 'boom' });
   });
@@ -80,7 +80,7 @@ describe('StreamRewriter', () => {
         chunk({ content: ' \\c' }, upstreamUsage) +
         `data: ${JSON.stringify({ id: 'up-1', object: 'chat.completion.chunk', created: 7, model: 'qwen', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n` +
         'data: [DONE]\n\n';
-      const list = events(rewriter.push(Buffer.from(upstream)) + rewriter.end(null)) as Record<string, unknown>[];
+      const list = events(rewriter.pushText(Buffer.from(upstream)) + rewriter.end(null)) as Record<string, unknown>[];
       expect(list).toHaveLength(5);
       for (const event of list.slice(0, 4)) {
         expect(event).toMatchObject({ id: 'up-1', object: 'chat.completion.chunk', created: 7, model: 'svc-2.1-fast' });
@@ -91,5 +91,46 @@ describe('StreamRewriter', () => {
       expect(rewriter.deltas).toBe(2);
       expect(rewriter.producedText().join('')).toBe('a"b \\c');
     }
+  });
+
+  it('byte path: one event per read is re-framed on the bytes, exactly as the text path frames it', () => {
+    const content = ['', 'a"b', ' \\c', ' é😀', '\u0000\n', ' done'];
+    for (const [includeUsage, upstreamUsage] of [
+      [false, {}],
+      [true, {}],
+      [false, { usage: null }],
+      [true, { usage: null }],
+    ] as const) {
+      const reads = [
+        chunk({ role: 'assistant', content: content[0] }, upstreamUsage),
+        ...content.slice(1).map((text) => chunk({ content: text }, upstreamUsage)),
+        `data: ${JSON.stringify({ id: 'up-1', object: 'chat.completion.chunk', created: 7, model: 'qwen', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], ...upstreamUsage })}\n\n`,
+        'data: [DONE]\n\n',
+      ].map((text) => Buffer.from(text));
+      const bytes = new StreamRewriter('svc-2.1-fast', includeUsage);
+      const text = new StreamRewriter('svc-2.1-fast', includeUsage);
+      const out = reads.map((read) => bytes.push(read));
+      // After the first (parsed) event, every content chunk took the byte path.
+      expect(out.slice(1, content.length).every((sent) => Buffer.isBuffer(sent))).toBe(true);
+      expect(out.map((sent) => sent.toString()).join('')).toBe(reads.map((read) => text.pushText(read)).join(''));
+      expect([bytes.finished, bytes.done, bytes.deltas]).toEqual([true, true, 5]);
+      expect(bytes.producedText().join('')).toBe(content.join(''));
+      expect(bytes.producedText().join('')).toBe(text.producedText().join(''));
+    }
+  });
+
+  it('byte path: a read that is not one whole event goes through the text path, and the next whole one takes the bytes again', () => {
+    const rewriter = new StreamRewriter('svc', false);
+    const first = chunk({ role: 'assistant', content: '' });
+    const split = chunk({ content: 'ab' });
+    const sent = [first, split.slice(0, 20), split.slice(20), chunk({ content: 'c' }) + chunk({ content: 'd' }), chunk({ content: 'e' }), chunk({ content: 'f' }, { usage: { prompt_tokens: 1, completion_tokens: 5 } })].map((read) =>
+      rewriter.push(Buffer.from(read)),
+    );
+    expect(sent.map((out) => (Buffer.isBuffer(out) ? 'bytes' : out === '' ? 'none' : 'text'))).toEqual(['text', 'none', 'text', 'text', 'bytes', 'text']);
+    const list = events(sent.map((out) => out.toString()).join('')) as { model: string; choices: { delta: { content?: string } }[] }[];
+    expect(list.map((c) => c.choices[0]!.delta.content).join('')).toBe('abcdef');
+    expect(list.every((c) => c.model === 'svc')).toBe(true);
+    expect(rewriter.usage).toEqual({ prompt_tokens: 1, completion_tokens: 5 });
+    expect(rewriter.producedText().join('')).toBe('abcdef');
   });
 });
