@@ -183,6 +183,7 @@ export function createServices(config: Config, db: Database, redis: RedisLayer, 
   const pipeline = new MeteringPipeline({
     config,
     authenticate: (authorization, client) => identity.authenticateBearer(authorization, client),
+    authenticateCached: (authorization, client) => identity.authenticateCached(authorization, client),
     entitlements,
     store: pools,
     windows,

@@ -10,10 +10,10 @@ import { money } from '../config/money.ts';
 import { AppError, bilingual } from '../errors/app-error.ts';
 import type { Principal } from '../modules/identity/principal.ts';
 import type { EntitlementCatalogue } from '../modules/plan/entitlements.ts';
-import type { RateRule } from '../modules/rate-limit/gcra.ts';
+import type { RateDecision, RateRule } from '../modules/rate-limit/gcra.ts';
 import { rateLimitedError } from '../modules/rate-limit/rate-limit.service.ts';
 import type { TurnPlan } from './executor.ts';
-import type { PoolStore } from './pool.store.ts';
+import type { AdmissionRequest, PoolStore } from './pool.store.ts';
 import type { Settlement } from './settlement.ts';
 import type { Turn } from './turn.ts';
 import type { PoolWindows } from './windows.ts';
@@ -66,34 +66,50 @@ export class Admission {
    * Admits the turn or throws (429, 402, 503). On success the turn holds its reservation (`turn.ref`).
    * `planned` lets a 402 say what sets the worst case (`Executor.describeWorstCase`).
    */
-  async admit(turn: Turn, ip: string, planned?: TurnPlan<unknown, unknown>): Promise<void> {
-    const { settlement, entitlements, windows: poolWindows, store, config } = this.#deps;
+  admit(turn: Turn, ip: string, planned?: TurnPlan<unknown, unknown>): Promise<void> | undefined {
+    const { settlement, entitlements, windows: poolWindows, store } = this.#deps;
     if (!settlement.databaseHealthy) {
       throw new AppError('service_unavailable', 'Usage accounting is unavailable (database unreachable); nothing was sent upstream.', { stage: 'quota' });
     }
     const { principal, model } = turn;
-    const payer = principal.payer;
-    const entitled = entitlements.of(payer.package);
-    const windows = poolWindows.current();
+    const entitled = entitlements.of(principal.payer.package);
+    const request: AdmissionRequest = {
+      requestId: turn.id,
+      payerId: principal.payer.id,
+      class: model.class,
+      windows: poolWindows.current(),
+      reserveMicros: turn.reservedMicros,
+      limits: entitled.pools[model.class],
+      rateRules: this.rateRules(ip, principal, entitled.requestsPerMinute),
+      streamCap: turn.stream ? this.#streamCap : 0,
+      ttlMs: this.#ttlMs,
+    };
+    // Under a lease this instance holds, at once; otherwise (and for every refusal) the store's atomic step.
+    const now = store.admitNow?.(request);
+    if (now?.ok) {
+      this.#hold(turn, request, now.rate);
+      return undefined;
+    }
+    return this.#admit(turn, request, planned);
+  }
+
+  #hold(turn: Turn, request: AdmissionRequest, rate: RateDecision): void {
+    turn.ref = { requestId: turn.id, payerId: request.payerId, class: request.class, windows: request.windows, stream: turn.stream };
+    turn.rate = rate;
+  }
+
+  async #admit(turn: Turn, request: AdmissionRequest, planned: TurnPlan<unknown, unknown> | undefined): Promise<void> {
+    const { config } = this.#deps;
+    const { model } = turn;
+    const { windows } = request;
     let admission;
     try {
-      admission = await store.admit({
-        requestId: turn.id,
-        payerId: payer.id,
-        class: model.class,
-        windows,
-        reserveMicros: turn.reservedMicros,
-        limits: entitled.pools[model.class],
-        rateRules: this.rateRules(ip, principal, entitled.requestsPerMinute),
-        streamCap: turn.stream ? this.#streamCap : 0,
-        ttlMs: this.#ttlMs,
-      });
+      admission = await this.#deps.store.admit(request);
     } catch (error) {
       throw new AppError('service_unavailable', 'Usage accounting is unavailable; nothing was sent upstream. Retry shortly.', { stage: 'quota', cause: error });
     }
     if (admission.ok) {
-      turn.ref = { requestId: turn.id, payerId: payer.id, class: model.class, windows, stream: turn.stream };
-      turn.rate = admission.rate;
+      this.#hold(turn, request, admission.rate);
       return;
     }
     switch (admission.reason) {

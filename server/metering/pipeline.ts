@@ -44,6 +44,8 @@ export interface PipelineDeps {
   config: Config;
   /** `client.ip`: the request's address (organisation keys may be limited to some). */
   authenticate(authorization: string | undefined, client?: { ip: string }): Promise<Principal>;
+  /** The same for a credential in a cache, at once; null when `authenticate` must look. */
+  authenticateCached?(authorization: string | undefined, client?: { ip: string }): Principal | null;
   entitlements: EntitlementCatalogue;
   store: PoolStore;
   windows: PoolWindows;
@@ -61,6 +63,7 @@ export interface TurnOrigin {
 
 export class MeteringPipeline {
   readonly authenticate: (authorization: string | undefined, client?: { ip: string }) => Promise<Principal>;
+  readonly #authenticateCached: (authorization: string | undefined, client?: { ip: string }) => Principal | null;
   readonly admission: Admission;
   readonly checkpoints: Checkpointer;
   /** How long a turn may last: it must settle before its reservation can be swept (see the constructor). */
@@ -72,6 +75,7 @@ export class MeteringPipeline {
   constructor(deps: PipelineDeps) {
     const { config } = deps;
     this.authenticate = deps.authenticate;
+    this.#authenticateCached = deps.authenticateCached ?? (() => null);
     this.#entitlements = deps.entitlements;
     this.#settlement = deps.settlement;
     this.#log = deps.log;
@@ -102,7 +106,9 @@ export class MeteringPipeline {
   /** An HTTP surface: authenticates the request, plans, admits, lets the executor answer, settles. */
   async serve<Call>(request: HttpRequest, reply: HttpReply, plan: (principal: Principal) => TurnPlan<Call, unknown> | Promise<TurnPlan<Call, unknown>>): Promise<void> {
     const started = performance.now();
-    const principal = await this.authenticate(request.headers.authorization, { ip: request.ip });
+    const authorization = request.headers.authorization;
+    const client = { ip: request.ip };
+    const principal = this.#authenticateCached(authorization, client) ?? (await this.authenticate(authorization, client));
     const authMs = performance.now() - started;
     // A planner may need to look something up first (the Responses API's stored conversations); chat plans at once.
     const planning = plan(principal);
@@ -110,7 +116,8 @@ export class MeteringPipeline {
     const clientId = request.headers['x-svc-request-id'];
     const turn = this.#newTurn(planned, principal, { ip: request.ip, traceId: request.id, clientRequestId: clientId === request.id ? request.id : null }, started);
     turn.authMs = authMs;
-    await this.#admit(turn, planned, request.ip);
+    const admitting = this.#admit(turn, planned, request.ip);
+    if (admitting) await admitting;
     const abort = new ClientAbort();
     const onClose = () => {
       if (!reply.raw.writableFinished) abort.abort();
@@ -145,7 +152,8 @@ export class MeteringPipeline {
   async run<Call, Output>(principal: Principal, planned: TurnPlan<Call, Output>, origin: TurnOrigin, signal: ClientSignal = never): Promise<Output> {
     const started = performance.now();
     const turn = this.#newTurn(planned, principal, origin, started);
-    await this.#admit(turn, planned, origin.ip);
+    const admitting = this.#admit(turn, planned, origin.ip);
+    if (admitting) await admitting;
     try {
       return await planned.executor.execute(turn, planned.call, { signal, reply: null });
     } catch (error) {
@@ -186,13 +194,20 @@ export class MeteringPipeline {
     };
   }
 
-  async #admit(turn: Turn, planned: TurnPlan<unknown, unknown>, ip: string): Promise<void> {
+  /** Admits the turn: at once under a lease this instance holds (no promise), else through the store. */
+  #admit(turn: Turn, planned: TurnPlan<unknown, unknown>, ip: string): Promise<void> | undefined {
     const admitting = performance.now();
-    await this.admission.admit(turn, ip, planned);
+    const pending = this.admission.admit(turn, ip, planned);
+    if (!pending) return this.#admitted(turn, planned, admitting);
+    return pending.then(() => this.#admitted(turn, planned, admitting));
+  }
+
+  #admitted(turn: Turn, planned: TurnPlan<unknown, unknown>, admitting: number): undefined {
     turn.upstreamFrom = performance.now();
     turn.admitMs = turn.upstreamFrom - admitting;
     const { executor, call } = planned;
     if (turn.stream && executor.progress) this.checkpoints.track(turn, () => executor.progress!(turn, call));
+    return undefined;
   }
 
   /** Maps whatever ended execution before any output to the envelope — always with the refund. */

@@ -155,6 +155,14 @@ export class LeasingPoolStore implements PoolStore {
     return this.#inner.admit(request);
   }
 
+  /** Admits under this instance's lease when it covers the request (the common case of a busy payer); null otherwise. */
+  admitNow(request: AdmissionRequest): Admission | null {
+    if (this.#closed || !this.#inner.connected) return null;
+    const lease = this.#active.get(leaseKey(request));
+    const now = Date.now();
+    return lease && this.#usable(lease, request, now) ? this.#admitUnder(lease, request, now) : null;
+  }
+
   #admitUnder(lease: Lease, request: AdmissionRequest, now: number): Admission {
     lease.available -= request.reserveMicros;
     lease.requests -= 1;

@@ -19,6 +19,13 @@ export function notifyingStore(store: PoolStore, events: UsageEvents): PoolStore
       }, ignore);
       return admission;
     },
+    admitNow: store.admitNow
+      ? (request) => {
+          const admission = store.admitNow!(request);
+          if (admission?.ok) events.changed(request.payerId);
+          return admission;
+        }
+      : undefined,
     settle(items: readonly { ref: ReservationRef; costMicros: Micros }[]): Promise<boolean[]> {
       const settled = store.settle(items);
       // One note per payer per settlement batch, however many of its requests the batch holds.

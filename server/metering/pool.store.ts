@@ -68,6 +68,11 @@ export interface ExpiredReservation {
 export interface PoolStore {
   admit(request: AdmissionRequest): Promise<Admission>;
   /**
+   * Admits at once from what this instance already holds (an admission lease), without waiting on
+   * anything; null when only `admit` can answer (it also gives every refusal).
+   */
+  admitNow?(request: AdmissionRequest): Admission | null;
+  /**
    * Moves each reservation to its actual cost (0 = full refund) and frees its stream slot. Returns, per
    * item, whether the reservation still existed. When it is gone (settled already, swept, or lost with
    * Redis) nothing moves: whoever removed it accounted for it — the sweeper settles to the ledger's cost,

@@ -63,6 +63,7 @@ const invalidationChannel = 'identity:invalidate';
 /** How often each instance reads the revocation outbox: the bound on how late a revocation arrives. */
 const OUTBOX_POLL_MS = 1000;
 const maxCacheEntries = 50_000;
+const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
 
 interface Invalidation {
   tokenHashes?: string[];
@@ -158,7 +159,7 @@ export class IdentityService {
     if (authorization === undefined || authorization.trim() === '') {
       throw signInRequired('Sign in required: send "Authorization: Bearer <API key or session token>".');
     }
-    const match = /^Bearer +([\x21-\x7e]+) *$/i.exec(authorization);
+    const match = BEARER.exec(authorization);
     if (!match) throw signInRequired('The Authorization header must be "Bearer <token>" with exactly one token.');
     const token = match[1]!;
     const resolver = this.#resolverFor(token);
@@ -169,6 +170,25 @@ export class IdentityService {
     if (!found || found.principal.credential.kind === 'web_session') {
       throw signInRequired(`The ${resolver.label} is not valid: it is unknown or has been revoked.`);
     }
+    return this.#letIn(found, resolver, client);
+  }
+
+  /**
+   * `authenticateBearer` for a credential in the cache, answered at once (the chat path's common case):
+   * the principal, or null when the full path has to look (or to say what is wrong with the header).
+   */
+  authenticateCached(authorization: string | undefined, client?: BearerClient): Principal | null {
+    if (authorization === undefined || !this.#listening) return null;
+    const token = BEARER.exec(authorization)?.[1];
+    const resolver = token === undefined ? undefined : this.#resolverFor(token);
+    if (!resolver) return null;
+    const found = this.#cache.get(sha256Hex(token!));
+    if (!found || found.cachedUntil <= Date.now() || found.principal.credential.kind === 'web_session') return null;
+    return this.#letIn(found, resolver, client);
+  }
+
+  /** The checks after a credential is found: disabled, expired or idle (throws), the resolver's own (addresses), then use. */
+  #letIn(found: ResolvedCredential, resolver: CredentialResolver, client: BearerClient | undefined): Principal {
     this.#check(found, resolver.label);
     resolver.admit?.(found, client);
     // Use is recorded only once the call is let in (a refused address is not "use").
