@@ -46,7 +46,8 @@ export async function startApp(base: Record<string, unknown>, options: StartOpti
   const config = parseConfig(layered, { ...options.env });
   const logLines = options.logLines;
   const logger = logLines
-    ? createLogger({ server: { ...config.server, logLevel: 'debug' } }, { write: (line: string) => void logLines.push(line) })
+    ? // A write may carry several lines (request lines leave together): one entry per line.
+      createLogger({ server: { ...config.server, logLevel: 'debug' } }, { write: (text: string) => void logLines.push(...text.split('\n').filter(Boolean)) })
     : // Quiet, except that a shutdown step that missed its deadline is printed: a hang must be visible.
       pino({ level: 'error' }, { write: (line: string) => void (line.includes('"msg":"shutdown:') && process.stderr.write(line)) });
   const app = await buildApp(config, { logger, drainMs: options.drainMs ?? 10_000 });
