@@ -65,8 +65,7 @@ function chatLane(options: ChatLaneOptions): (req: IncomingMessage, res: ServerR
     const started = performance.now();
     const id = requestIdFrom(headers['x-svc-request-id']);
     const ip = trusted === null ? (req.socket.remoteAddress ?? '') : (proxyAddr.all(req, trusted).at(-1) ?? '');
-    res.setHeader('x-svc-request-id', id);
-    res.setHeader('x-request-id', id);
+    const reply = new LaneReply(res, ['x-svc-request-id', id, 'x-request-id', id]);
     const origin = headers.origin;
     if (cors !== null && origin !== undefined) cors.apply(res, origin);
     res.once('finish', () => {
@@ -89,6 +88,7 @@ function chatLane(options: ChatLaneOptions): (req: IncomingMessage, res: ServerR
         const appError = toAppError(error);
         logFailure(request.log, error, appError);
         const envelope = errorResponse(appError, id, performance.now() - started);
+        reply.commit();
         res.writeHead(envelope.status, envelope.headers).end(envelope.body);
       };
       try {
@@ -97,7 +97,7 @@ function chatLane(options: ChatLaneOptions): (req: IncomingMessage, res: ServerR
         fail(error);
         return;
       }
-      handler(request, new LaneReply(res)).catch(fail);
+      handler(request, reply).catch(fail);
     });
     return true;
   };
@@ -129,36 +129,53 @@ class LaneRequest implements HttpRequest {
   }
 }
 
+/**
+ * The reply's headers are kept as name/value pairs and handed to `writeHead` with the body, which takes
+ * them in one pass (`setHeader` validates and stores each one, then the head is built from the store).
+ * An executor that writes `raw` itself, or an error, gets them on `raw` first (`commit`).
+ */
 class LaneReply implements HttpReply {
   readonly raw: ServerResponse;
+  readonly #headers: string[];
 
-  constructor(raw: ServerResponse) {
+  constructor(raw: ServerResponse, headers: string[]) {
     this.raw = raw;
+    this.#headers = headers;
   }
 
   hijack(): this {
+    this.commit();
     return this;
   }
 
   header(name: string, value: string): this {
-    this.raw.setHeader(name, value);
+    this.#headers.push(name, value);
     return this;
   }
 
   headers(values: Record<string, string>): this {
-    for (const name in values) this.raw.setHeader(name, values[name]!);
+    for (const name in values) this.#headers.push(name, values[name]!);
     return this;
   }
 
   /** As Fastify's: a JSON type without a charset is sent as UTF-8 and says so. */
   type(contentType: string): this {
     const utf8 = contentType.includes('json') && !contentType.toLowerCase().includes('charset');
-    this.raw.setHeader('content-type', utf8 ? `${contentType}; charset=utf-8` : contentType);
+    this.#headers.push('content-type', utf8 ? `${contentType}; charset=utf-8` : contentType);
     return this;
   }
 
   send(body: string): this {
-    this.raw.end(body);
+    // The head is built here, before `end` could count the body: say its length, or it goes chunked.
+    this.#headers.push('content-length', String(Buffer.byteLength(body)));
+    this.raw.writeHead(200, this.#headers).end(body);
     return this;
+  }
+
+  /** Puts the headers gathered so far on `raw`, for a head written elsewhere. */
+  commit(): void {
+    const headers = this.#headers;
+    for (let i = 0; i < headers.length; i += 2) this.raw.setHeader(headers[i]!, headers[i + 1]!);
+    headers.length = 0;
   }
 }

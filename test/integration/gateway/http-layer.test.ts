@@ -96,7 +96,11 @@ describe('the route is an ordinary citizen', () => {
     expect(response.headers.get('x-request-id')).toBe(id);
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(response.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
-    expect(((await response.json()) as { object: string }).object).toBe('chat.completion');
+    // One body with its length, not a chunked one.
+    expect(response.headers.get('transfer-encoding')).toBeNull();
+    const text = await response.text();
+    expect(response.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+    expect((JSON.parse(text) as { object: string }).object).toBe('chat.completion');
     const [row] = await ledgerRows(h.database, m.accountId);
     expect(row!.client_request_id).toBe(id);
     expect(row!.request_id).toMatch(/^mbr_[A-Za-z0-9_-]{26}$/);
