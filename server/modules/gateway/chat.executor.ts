@@ -22,7 +22,7 @@ import { envelopeFor } from '../../http/envelope.ts';
 import type { Exchange, Executor, TurnPlan } from '../../metering/executor.ts';
 import { serverTiming, type Metered, type Turn } from '../../metering/turn.ts';
 import { classifyUpstreamError, UpstreamFailure } from '../../metering/upstream-failure.ts';
-import { dispatch } from '../model/dispatch.ts';
+import { dispatch, dispatchText, type UpstreamRequest } from '../model/dispatch.ts';
 import { forwards, type FieldFilter, type ModelRegistry, type RoutedModel } from '../model/model.registry.ts';
 import { rateLimitHeaders } from '../rate-limit/rate-limit.service.ts';
 import { isOwnedField, legacyFunctions, type ChatBody } from './chat.validate.ts';
@@ -112,26 +112,28 @@ export class ChatExecutor implements Executor<ChatCall> {
     return { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
   }
 
-  #send(turn: Turn, call: ChatCall, exchange: Exchange) {
-    const { body, model } = call;
-    return dispatch(turn, model.deployments, exchange.signal, {
+  /** The upstream request for this call (its body for each deployment: the model name differs). */
+  #request(call: ChatCall): UpstreamRequest {
+    const { body } = call;
+    return {
       endpoint: '/chat/completions',
       body: (deployment) => {
         body.model = deployment.model;
         return deployment.forward === null ? JSON.stringify(body) : forwardedJson(body, deployment.forward);
       },
-    });
+    };
+  }
+
+  #send(turn: Turn, call: ChatCall, exchange: Exchange) {
+    return dispatch(turn, call.model.deployments, exchange.signal, this.#request(call));
   }
 
   /** A non-streaming upstream call's reply, read whole. */
   async #read(turn: Turn, call: ChatCall, exchange: Exchange): Promise<string> {
-    const response = await this.#send(turn, call, exchange);
-    try {
-      return await response.body.text();
-    } catch (error) {
-      if (exchange.signal.aborted) throw error;
-      throw new UpstreamFailure('upstream_error', 'The model server sent an invalid response.', 200, error);
-    }
+    const response = await dispatchText(turn, call.model.deployments, exchange.signal, this.#request(call));
+    if (response.bodyError === null) return response.text;
+    if (exchange.signal.aborted) throw response.bodyError;
+    throw new UpstreamFailure('upstream_error', 'The model server sent an invalid response.', 200, response.bodyError);
   }
 
   /** A non-streaming reply parsed: the completion with svc's fixes, usage set (upstream's, or the estimate). */

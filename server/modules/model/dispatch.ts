@@ -6,7 +6,8 @@
  * failure is what the client sees (`upstreamHttpFailure`). Only ever called before the first byte reaches
  * the client. Every executor that calls an OpenAI-compatible server (chat, images, speech) goes through here.
  */
-import type { Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import { errors, type Dispatcher, type Pool } from 'undici';
 import type { ClientSignal } from '../../metering/executor.ts';
 import type { Turn } from '../../metering/turn.ts';
 import { classifyUpstreamError, isRequestRejection, isReset, UpstreamFailure, upstreamHttpFailure } from '../../metering/upstream-failure.ts';
@@ -21,7 +22,35 @@ export interface UpstreamRequest {
   accept?: string;
 }
 
-export async function dispatch(turn: Turn, deployments: readonly Deployment[], signal: ClientSignal, request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
+export function dispatch(turn: Turn, deployments: readonly Deployment[], signal: ClientSignal, request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
+  return tryDeployments(turn, deployments, signal, request, (pool, options) => pool.request(options), (response) => response.body.text());
+}
+
+/** A reply read whole, as text; `bodyError` when its body failed after the status line (what arrived is in `text`). */
+export interface TextResponse {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+  bodyError: Error | null;
+}
+
+/**
+ * `dispatch` for a reply that is read whole (a non-streaming chat completion): its body gathered as text by
+ * a dispatch handler of our own instead of undici's body stream (`request` builds a Readable, a promise and
+ * their listeners per call, which was ~13 % of svc's CPU per non-streaming request).
+ */
+export function dispatchText(turn: Turn, deployments: readonly Deployment[], signal: ClientSignal, request: UpstreamRequest): Promise<TextResponse> {
+  return tryDeployments(turn, deployments, signal, request, requestText, async (response) => response.text);
+}
+
+async function tryDeployments<R extends { statusCode: number; headers: IncomingHttpHeaders }>(
+  turn: Turn,
+  deployments: readonly Deployment[],
+  signal: ClientSignal,
+  request: UpstreamRequest,
+  send: (pool: Pool, options: Dispatcher.RequestOptions) => Promise<R>,
+  errorText: (response: R) => Promise<string>,
+): Promise<R> {
   let failure: UpstreamFailure | null = null;
   for (const deployment of deployments) {
     // A client that left before the first dispatch costs nothing (`turn.deployment` stays null).
@@ -30,7 +59,7 @@ export async function dispatch(turn: Turn, deployments: readonly Deployment[], s
     const payload = request.body(deployment);
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        const response = await deployment.pool.request({
+        const response = await send(deployment.pool, {
           path: `${deployment.basePath}${request.endpoint}`,
           method: 'POST',
           headers: upstreamHeaders(deployment, turn.id, request.accept),
@@ -39,7 +68,7 @@ export async function dispatch(turn: Turn, deployments: readonly Deployment[], s
         });
         turn.upstreamStatus = response.statusCode;
         if (response.statusCode === 200) return response;
-        const detail = await response.body.text().catch(() => '');
+        const detail = await errorText(response).catch(() => '');
         failure = upstreamHttpFailure(response.statusCode, detail.slice(0, 4096), response.headers['retry-after']);
         break;
       } catch (error) {
@@ -51,6 +80,53 @@ export async function dispatch(turn: Turn, deployments: readonly Deployment[], s
     if (failure && failure.upstreamStatus !== null && isRequestRejection(failure.upstreamStatus)) throw failure;
   }
   throw failure ?? new UpstreamFailure('upstream_unavailable', 'No upstream is configured for this model.', null);
+}
+
+/**
+ * One call through undici's dispatch API, its body gathered whole; the client's going away aborts it. A
+ * failure before the response rejects (dispatch may retry or fall back); one in the body resolves with
+ * `bodyError`, as reading a `request` body fails after `request` has answered.
+ */
+function requestText(pool: Pool, options: Dispatcher.RequestOptions): Promise<TextResponse> {
+  const signal = options.signal as unknown as ClientSignal;
+  return new Promise((resolve, reject) => {
+    let controller: Dispatcher.DispatchController | null = null;
+    let statusCode = 0;
+    let headers: IncomingHttpHeaders = {};
+    const parts: Buffer[] = [];
+    const text = () => {
+      const decoded = (parts.length === 1 ? parts[0]! : Buffer.concat(parts)).toString('utf8');
+      // As undici's body.text(): a byte-order mark is not part of the text.
+      return decoded.charCodeAt(0) === 0xfeff ? decoded.slice(1) : decoded;
+    };
+    const abort = () => controller?.abort(new errors.RequestAbortedError());
+    signal.once('abort', abort);
+    pool.dispatch(
+      { path: options.path, method: options.method, headers: options.headers, body: options.body },
+      {
+        onRequestStart(started) {
+          controller = started;
+          if (signal.aborted) started.abort(new errors.RequestAbortedError());
+        },
+        onResponseStart(_controller, code, received) {
+          statusCode = code;
+          headers = received;
+        },
+        onResponseData(_controller, chunk) {
+          parts.push(chunk);
+        },
+        onResponseEnd() {
+          signal.off('abort', abort);
+          resolve({ statusCode, headers, text: text(), bodyError: null });
+        },
+        onResponseError(_controller, error) {
+          signal.off('abort', abort);
+          if (statusCode === 0) reject(error);
+          else resolve({ statusCode, headers, text: text(), bodyError: error });
+        },
+      },
+    );
+  });
 }
 
 /** The turn's id goes along as `x-request-id`, so a model server's logs and svc's ledger name a request alike. */

@@ -4,6 +4,8 @@
  * retried; 401/403 are svc's misconfiguration (502, the upstream's text never shown); 429 keeps its
  * Retry-After. A rejection stops the fallback; a 404 at one deployment tries the next.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/scripted-upstream.ts';
@@ -166,6 +168,45 @@ describe('fallback and rejections', () => {
     } finally {
       first.setScript(null);
       await app.close();
+    }
+  });
+});
+
+describe('a reply that breaks after its status line', () => {
+  it('is a 502 upstream_error, refunded, sent upstream once and not to the next deployment', async () => {
+    // Announces a body it never finishes: 200, then 40 of 400 bytes, then the connection drops.
+    let calls = 0;
+    const broken = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        calls += 1;
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '400' });
+        res.write('{"id":"chatcmpl-broken","object":"chat.c');
+        setTimeout(() => res.socket?.destroy(), 20);
+      });
+    });
+    await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
+    const { startApp } = await import('../../helpers/app.ts');
+    const app = await startApp(h.mode.config, {
+      config: {
+        rateLimits: { ipPerMinute: 100_000 },
+        upstreams: { broken: { baseUrl: `http://127.0.0.1:${(broken.address() as AddressInfo).port}/v1`, label: 'gpu-broken' }, second: { baseUrl: h.upstream.url, label: 'gpu-b' } },
+        models: { 'svc-2.1-pro': { tier: 'premium', inputPrice: 0.435, outputPrice: 0.87, deployments: [{ upstream: 'broken', model: 'a' }, { upstream: 'second', model: 'b' }] } },
+      },
+    });
+    try {
+      const member = await (await import('./harness.ts')).createMember(app, { planPackage: 'pro' });
+      const before = h.upstream.stats.requests;
+      const answer = await raw(member.key, { model: 'svc-2.1-pro', messages: [{ role: 'user', content: 'hi' }] }, `${app.url}/v1/chat/completions`);
+      expect(answer.status).toBe(502);
+      expect(answer.body).toMatchObject({ code: 'upstream_error', stage: 'upstream', debug: { quotaRefunded: true, upstreamHost: 'gpu-broken', upstreamStatus: 200 } });
+      expect(calls).toBe(1);
+      expect(h.upstream.stats.requests - before).toBe(0);
+      const [row] = await ledgerRows(h.database, member.accountId);
+      expect(row).toMatchObject({ status: 'refunded', cost_micros: '0' });
+    } finally {
+      await app.close();
+      broken.close();
     }
   });
 });
