@@ -143,10 +143,11 @@ export class LeasingPoolStore implements PoolStore {
     }
     const key = leaseKey(request);
     let now = Date.now();
-    // A lease used up by the requests that waited for it is followed by another, not by the exact path.
-    for (let attempt = 0; attempt < 3; attempt++) {
+    // A lease used up by the requests that waited for it is followed by another (three at most), not by the exact path.
+    for (let taken = 0; ; taken++) {
       const lease = this.#active.get(key);
       if (lease && this.#usable(lease, request, now)) return this.#admitUnder(lease, request, now);
+      if (taken === 3) break;
       if (lease) this.#retire(lease, now);
       if (!this.#hot(key, now) || (this.#refusedUntil.get(key) ?? 0) > now) break;
       if (!(await this.#take(key, request))) break;

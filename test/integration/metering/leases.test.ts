@@ -261,6 +261,48 @@ describe('admission leases', () => {
     }
   }, 60_000);
 
+  it('a lease used up within its window doubles the next, and requests waiting on one it could not cover take the next', async () => {
+    const member = await createMember(h.app, { planPackage: 'pro' });
+    const { services } = h.app.app;
+    const windows = services.windows.current();
+    const store = new LeasingPoolStore(new RedisPoolStore(services.redis.redis!, `grow-${process.pid}-${Date.now()}`), {
+      chunkRequests,
+      admitWindowMs: 60_000,
+      reservationTtlMs: 3_600_000,
+      refusedForMs: 1000,
+      hotRequests: 1,
+      idleMs: 3_600_000,
+      onError: () => undefined,
+    });
+    const limits = { day: 1_000_000_000, week: 1_000_000_000, month: 1_000_000_000 };
+    const rateRules = [{ key: `grow-test:${member.accountId}`, limit: 100_000, periodMs: 60_000 }];
+    // 56 at once = 8 + 16 + 32: the first lease serves 8, the 48 that waited on it take one of 16, the rest one of 32.
+    const requests = Array.from({ length: 7 * chunkRequests }, (_, i) => ({
+      requestId: `mbr_grow${process.pid}x${Date.now()}x${i}`,
+      payerId: member.accountId,
+      class: 'fast' as const,
+      windows,
+      reserveMicros: 1_000,
+      limits,
+      rateRules,
+      streamCap: 0,
+      ttlMs: 3_600_000,
+    }));
+    const admissions = await Promise.all(requests.map((request) => store.admit(request)));
+    expect(admissions.every((admission) => admission.ok)).toBe(true);
+    const perLease = new Map<string, number>();
+    for (const { requestId } of requests) {
+      const lease = store.leaseOf(requestId);
+      expect(lease, 'admitted under a lease, not by the exact script').toBeDefined();
+      perLease.set(lease!, (perLease.get(lease!) ?? 0) + 1);
+    }
+    expect([...perLease.values()]).toEqual([chunkRequests, 2 * chunkRequests, 4 * chunkRequests]);
+    await store.settle(requests.map(({ requestId, payerId }) => ({ ref: { requestId, payerId, class: 'fast' as const, windows, stream: false }, costMicros: 0 })));
+    await store.close();
+    expect(await openLeaseIds(member.accountId)).toEqual([]);
+    expect(await poolDay(member.accountId)).toBe(0);
+  });
+
   it('a dead instance\'s lease is returned by the sweeper to exactly what the ledger billed under it', async () => {
     const member = await createMember(h.app, { planPackage: 'pro' });
     const { services } = h.app.app;
