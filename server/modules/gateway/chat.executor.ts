@@ -15,14 +15,13 @@
  * that answers and fills in `turn.metered`, and its registration on a surface (`gateway.rest.ts`).
  */
 import type { ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
 import { AppError, type Bilingual } from '../../errors/app-error.ts';
 import type { ErrorCode } from '../../errors/codes.ts';
 import { envelopeFor } from '../../http/envelope.ts';
 import type { Exchange, Executor, TurnPlan } from '../../metering/executor.ts';
 import { serverTiming, type Metered, type Turn } from '../../metering/turn.ts';
 import { classifyUpstreamError, UpstreamFailure } from '../../metering/upstream-failure.ts';
-import { dispatch, dispatchText, type UpstreamRequest } from '../model/dispatch.ts';
+import { dispatchStream, dispatchText, type UpstreamRequest } from '../model/dispatch.ts';
 import { forwards, type FieldFilter, type ModelRegistry, type RoutedModel } from '../model/model.registry.ts';
 import { rateLimitHeaders } from '../rate-limit/rate-limit.service.ts';
 import { isOwnedField, legacyFunctions, type ChatBody } from './chat.validate.ts';
@@ -124,10 +123,6 @@ export class ChatExecutor implements Executor<ChatCall> {
     };
   }
 
-  #send(turn: Turn, call: ChatCall, exchange: Exchange) {
-    return dispatch(turn, call.model.deployments, exchange.signal, this.#request(call));
-  }
-
   /** A non-streaming upstream call's reply, read whole. */
   async #read(turn: Turn, call: ChatCall, exchange: Exchange): Promise<string> {
     const response = await dispatchText(turn, call.model.deployments, exchange.signal, this.#request(call));
@@ -218,14 +213,13 @@ export class ChatExecutor implements Executor<ChatCall> {
     call.rewriter = rewriter;
     call.body.stream_options = { include_usage: true };
     // Before the first byte to the client a failure can still fall back; the headers go out with the first event.
-    const response = await this.#send(turn, call, exchange);
+    const body = await dispatchStream(turn, call.model.deployments, signal, this.#request(call));
     // Until the upstream's headers: the stream's own pace is the model's, not the gateway's.
     const timing = serverTiming(turn, performance.now() - turn.upstreamFrom);
     const raw = reply.raw;
-    const body = response.body;
     let midStreamError: { code: ErrorCode; message: string } | null = null;
     try {
-      await relay(body, (bytes) => {
+      await body.relay((bytes) => {
         const text = rewriter.push(bytes);
         let written = true;
         if (text.length > 0) {
@@ -320,55 +314,6 @@ export async function estimateChatUsage(call: Pick<ChatCall, 'body' | 'produced'
 
 function asUsage(metered: Metered): UpstreamUsage {
   return { prompt_tokens: metered.inputTokens, completion_tokens: metered.outputTokens, total_tokens: metered.inputTokens + metered.outputTokens };
-}
-
-/**
- * Reads an upstream body in flowing mode, each chunk handed to `take`, until it ends, fails or `take` says
- * `stop` (the body is destroyed) or `done` (the rest is read and dropped, so a keep-alive connection is
- * reused). A promise from `take` pauses the body until it settles (the client's backpressure).
- * Flowing mode, not `for await`: the async iterator pulls through 'readable' events and a promise per
- * chunk, which cost ~25 µs of CPU per relayed chunk more on the bench's streams.
- */
-export function relay(body: Readable, take: (bytes: Buffer) => 'more' | 'stop' | 'done' | Promise<void>): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let over = false;
-    const finish = (error?: unknown) => {
-      if (over) return;
-      over = true;
-      body.off('data', onData);
-      body.off('end', onEnd);
-      if (error === undefined) resolve();
-      else reject(error as Error);
-    };
-    const onData = (bytes: Buffer) => {
-      let next;
-      try {
-        next = take(bytes);
-      } catch (error) {
-        body.destroy();
-        finish(error);
-        return;
-      }
-      if (next === 'more') return;
-      if (next === 'stop') {
-        finish();
-        body.destroy();
-      } else if (next === 'done') {
-        finish();
-        body.resume();
-      } else {
-        body.pause();
-        next.then(() => {
-          if (!over) body.resume();
-        }, finish);
-      }
-    };
-    const onEnd = () => finish();
-    // Stays on after the end: an error after `done` or `stop` must not be an unhandled 'error' event.
-    body.on('error', (error) => finish(error));
-    body.on('data', onData);
-    body.on('end', onEnd);
-  });
 }
 
 /** Waits until the client takes more or leaves; one that stops reading is let go at the turn's deadline. */

@@ -8,6 +8,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { errors, type Dispatcher, type Pool } from 'undici';
+import { UpstreamStream } from './upstream-stream.ts';
 import type { ClientSignal } from '../../metering/executor.ts';
 import type { Turn } from '../../metering/turn.ts';
 import { classifyUpstreamError, isRequestRejection, isReset, UpstreamFailure, upstreamHttpFailure } from '../../metering/upstream-failure.ts';
@@ -41,6 +42,11 @@ export interface TextResponse {
  */
 export function dispatchText(turn: Turn, deployments: readonly Deployment[], signal: ClientSignal, request: UpstreamRequest): Promise<TextResponse> {
   return tryDeployments(turn, deployments, signal, request, requestText, async (response) => response.text);
+}
+
+/** `dispatch` for a streamed reply: its body taken chunk by chunk (`UpstreamStream.relay`), not through a Readable. */
+export function dispatchStream(turn: Turn, deployments: readonly Deployment[], signal: ClientSignal, request: UpstreamRequest): Promise<UpstreamStream> {
+  return tryDeployments(turn, deployments, signal, request, requestStream, (response) => response.text());
 }
 
 async function tryDeployments<R extends { statusCode: number; headers: IncomingHttpHeaders }>(
@@ -80,6 +86,43 @@ async function tryDeployments<R extends { statusCode: number; headers: IncomingH
     if (failure && failure.upstreamStatus !== null && isRequestRejection(failure.upstreamStatus)) throw failure;
   }
   throw failure ?? new UpstreamFailure('upstream_unavailable', 'No upstream is configured for this model.', null);
+}
+
+/** One call through undici's dispatch API, answered at the status line with its body to be relayed; the client's going away aborts it. */
+function requestStream(pool: Pool, options: Dispatcher.RequestOptions): Promise<UpstreamStream> {
+  const signal = options.signal as unknown as ClientSignal;
+  return new Promise((resolve, reject) => {
+    let controller: Dispatcher.DispatchController | null = null;
+    let stream: UpstreamStream | null = null;
+    const abort = () => controller?.abort(new errors.RequestAbortedError());
+    signal.once('abort', abort);
+    pool.dispatch(
+      { path: options.path, method: options.method, headers: options.headers, body: options.body },
+      {
+        onRequestStart(started) {
+          controller = started;
+          if (signal.aborted) started.abort(new errors.RequestAbortedError());
+        },
+        onResponseStart(started, statusCode, headers) {
+          if (statusCode < 200) return; // informational
+          stream = new UpstreamStream(started, statusCode, headers);
+          resolve(stream);
+        },
+        onResponseData(_controller, chunk) {
+          stream!.data(chunk);
+        },
+        onResponseEnd() {
+          signal.off('abort', abort);
+          stream!.end();
+        },
+        onResponseError(_controller, error) {
+          signal.off('abort', abort);
+          if (stream) stream.fail(error);
+          else reject(error);
+        },
+      },
+    );
+  });
 }
 
 /**
