@@ -119,7 +119,7 @@ if (process.argv.includes('--categories')) {
     ['metrics (prom-client onResponse)', /node_modules\/prom-client\/|server\/http\/metrics\.ts/],
     ['request id (randomBytes)', /server\/http\/request-id\.ts/],
     ['settle (Redis settle + ledger insert)', /server\/metering\/(settlement|ledger)\.ts|\bsettle\b.*pool\.(redis|leasing)-store/],
-    ['authenticate (key hash + cache)', /server\/modules\/session\/|server\/modules\/api-key\//],
+    ['authenticate (key hash + cache)', /server\/modules\/(identity|session|api-key)\//],
     ['admit (rate limits + reservation: lease or Redis Lua)', /server\/metering\/(admission|pool\.redis-store|pool\.leasing-store|pool\.notifying-store)\.ts|node_modules\/(ioredis|redis-parser|@ioredis)\//],
     ['validate + route', /chat\.validate\.ts|chat\.surface\.ts|model\.registry\.ts/],
     ['stream rewrite', /stream-rewriter\.ts/],

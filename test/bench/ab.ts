@@ -1,0 +1,85 @@
+/**
+ * An A/B of two trees of svc in one run, rounds interleaved (A, B, B, A, A, B, …): on a shared VM the same
+ * measurement drifts by ±15 % from one minute to the next, so two runs one after the other cannot show a
+ * change of a few percent, while rounds taken side by side can.
+ *
+ *   git worktree add /tmp/base <ref> && ln -s "$PWD/node_modules" /tmp/base/node_modules
+ *   node test/bench/ab.ts /tmp/base s3 [rounds=8]     # A = /tmp/base, B = this tree
+ *
+ * Scenarios: `s1` (one connection, 3,000 sequential requests: p50, p99 and svc's CPU per request), `s3` (64
+ * connections for 3 s: req/s and CPU per request), `s4` (streams of 100 chunks, `--streams=100`: added
+ * time to first token and CPU per 1,000 chunks). CPU is the svc process's, all threads, from /proc. Both
+ * trees share one scripted upstream, database server and Redis; each gets its own database and key prefix.
+ */
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { closedLoop, sequential, streams } from './load.ts';
+import { pinSelf } from './procs.ts';
+import { percentile, plainBody, streamBody } from './scenarios.ts';
+import { startSvc, type SvcSystem } from './svc.ts';
+import { LOAD_CORE, startUpstream } from './systems.ts';
+
+const [otherTree, scenario = 's3', roundsArg = '8'] = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+const streamCount = Number(process.argv.find((arg) => arg.startsWith('--streams='))?.slice('--streams='.length) ?? 100);
+if (!otherTree || !['s1', 's3', 's4'].includes(scenario)) throw new Error('usage: node test/bench/ab.ts <other tree> <s1|s3|s4> [rounds] [--streams=100]');
+const rounds = Number(roundsArg);
+
+/** CPU milliseconds of a process so far, every thread (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  let ticks = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10;
+}
+
+pinSelf(LOAD_CORE);
+// Each tree's svc writes its bench config there.
+mkdirSync(resolve(otherTree, 'bench-results'), { recursive: true });
+const other = (await import(resolve(otherTree, 'test/bench/svc.ts'))) as { startSvc: typeof startSvc };
+const upstream = await startUpstream('/dev/null');
+const systems: Record<'A' | 'B', SvcSystem> = {
+  A: await other.startSvc(upstream, '/dev/null'),
+  B: await startSvc(upstream, '/dev/null'),
+};
+
+const names = { s1: ['p50 µs', 'p99 µs', 'CPU µs/request'], s3: ['req/s', 'CPU µs/request'], s4: ['TTFT p50 µs', 'CPU ms/1,000 chunks'] }[scenario]!;
+
+async function round(system: SvcSystem): Promise<number[]> {
+  const before = cpuMs(system.pid);
+  if (scenario === 's1') {
+    await upstream.setScript({ latencyMs: 0 });
+    const r = await sequential(system.target(false), plainBody, 3000, 100);
+    return [percentile(r.latenciesUs, 50), percentile(r.latenciesUs, 99), ((cpuMs(system.pid) - before) / 3100) * 1000];
+  }
+  if (scenario === 's3') {
+    await upstream.setScript({ latencyMs: 0 });
+    const r = await closedLoop(system.target(false), plainBody, 64, 3000);
+    return [r.rps, ((cpuMs(system.pid) - before) / Math.max(1, r.ok)) * 1000];
+  }
+  await upstream.setScript({ latencyMs: 0, chunks: 100, firstChunkDelayMs: 50, intervalMs: 20 });
+  const r = await streams(system.target(true), streamBody, streamCount, 100, { perWorker: 2, staggerMs: 50 + 100 * 20, skipFirst: true });
+  return [percentile(r.ttftUs, 50), ((cpuMs(system.pid) - before) * 1000) / Math.max(1, r.chunksRelayed)];
+}
+
+const results: Record<'A' | 'B', number[][]> = { A: [], B: [] };
+try {
+  await round(systems.A); // warm-up, not counted
+  await round(systems.B);
+  for (let i = 0; i < rounds; i++) {
+    const order = i % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const);
+    for (const name of order) results[name].push(await round(systems[name]));
+  }
+} finally {
+  await systems.A.stop();
+  await systems.B.stop();
+  await upstream.stop();
+}
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+process.stdout.write(`A/B ${scenario}, ${rounds} rounds each, interleaved; A = ${otherTree}, B = this tree\n`);
+for (const name of ['A', 'B'] as const) {
+  const columns = names.map((label, j) => `${label} ${median(results[name].map((r) => r[j]!)).toFixed(1)} [${results[name].map((r) => r[j]!.toFixed(0)).join(' ')}]`);
+  process.stdout.write(`${name}  ${columns.join('   ')}\n`);
+}
