@@ -88,52 +88,69 @@ async function tryDeployments<R extends { statusCode: number; headers: IncomingH
   throw failure ?? new UpstreamFailure('upstream_unavailable', 'No upstream is configured for this model.', null);
 }
 
-/** One call through undici's dispatch API, answered at the status line with its body to be relayed; the client's going away aborts it. */
-function requestStream(pool: Pool, options: Dispatcher.RequestOptions): Promise<UpstreamStream> {
+/** What one call through undici's dispatch API reports to its reader (`callUpstream`). */
+interface ReplyReader {
+  /** The status line and headers (informational 1xx answers are not passed on). */
+  start(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void;
+  data(chunk: Buffer): void;
+  end(): void;
+  fail(error: Error): void;
+}
+
+/** One call through undici's dispatch API, without a body stream around the reply; the client's going away aborts it. */
+function callUpstream(pool: Pool, options: Dispatcher.RequestOptions, reader: ReplyReader): void {
   const signal = options.signal as unknown as ClientSignal;
-  return new Promise((resolve, reject) => {
-    let controller: Dispatcher.DispatchController | null = null;
-    let stream: UpstreamStream | null = null;
-    const abort = () => controller?.abort(new errors.RequestAbortedError());
-    signal.once('abort', abort);
-    pool.dispatch(
-      { path: options.path, method: options.method, headers: options.headers, body: options.body },
-      {
-        onRequestStart(started) {
-          controller = started;
-          if (signal.aborted) started.abort(new errors.RequestAbortedError());
-        },
-        onResponseStart(started, statusCode, headers) {
-          if (statusCode < 200) return; // informational
-          stream = new UpstreamStream(started, statusCode, headers);
-          resolve(stream);
-        },
-        onResponseData(_controller, chunk) {
-          stream!.data(chunk);
-        },
-        onResponseEnd() {
-          signal.off('abort', abort);
-          stream!.end();
-        },
-        onResponseError(_controller, error) {
-          signal.off('abort', abort);
-          if (stream) stream.fail(error);
-          else reject(error);
-        },
+  let controller: Dispatcher.DispatchController | null = null;
+  const abort = () => controller?.abort(new errors.RequestAbortedError());
+  signal.once('abort', abort);
+  pool.dispatch(
+    { path: options.path, method: options.method, headers: options.headers, body: options.body },
+    {
+      onRequestStart(started) {
+        controller = started;
+        if (signal.aborted) started.abort(new errors.RequestAbortedError());
       },
-    );
+      onResponseStart(started, statusCode, headers) {
+        if (statusCode >= 200) reader.start(started, statusCode, headers);
+      },
+      onResponseData(_controller, chunk) {
+        reader.data(chunk);
+      },
+      onResponseEnd() {
+        signal.off('abort', abort);
+        reader.end();
+      },
+      onResponseError(_controller, error) {
+        signal.off('abort', abort);
+        reader.fail(error);
+      },
+    },
+  );
+}
+
+/** A call answered at its status line, with its body to be relayed. */
+function requestStream(pool: Pool, options: Dispatcher.RequestOptions): Promise<UpstreamStream> {
+  return new Promise((resolve, reject) => {
+    let stream: UpstreamStream | null = null;
+    callUpstream(pool, options, {
+      start(controller, statusCode, headers) {
+        stream = new UpstreamStream(controller, statusCode, headers);
+        resolve(stream);
+      },
+      data: (chunk) => stream!.data(chunk),
+      end: () => stream!.end(),
+      fail: (error) => (stream ? stream.fail(error) : reject(error)),
+    });
   });
 }
 
 /**
- * One call through undici's dispatch API, its body gathered whole; the client's going away aborts it. A
- * failure before the response rejects (dispatch may retry or fall back); one in the body resolves with
- * `bodyError`, as reading a `request` body fails after `request` has answered.
+ * A call with its body gathered whole. A failure before the response rejects (dispatch may retry or fall
+ * back); one in the body resolves with `bodyError`, as reading a `request` body fails after `request` has
+ * answered.
  */
 function requestText(pool: Pool, options: Dispatcher.RequestOptions): Promise<TextResponse> {
-  const signal = options.signal as unknown as ClientSignal;
   return new Promise((resolve, reject) => {
-    let controller: Dispatcher.DispatchController | null = null;
     let statusCode = 0;
     let headers: IncomingHttpHeaders = {};
     const parts: Buffer[] = [];
@@ -142,33 +159,15 @@ function requestText(pool: Pool, options: Dispatcher.RequestOptions): Promise<Te
       // As undici's body.text(): a byte-order mark is not part of the text.
       return decoded.charCodeAt(0) === 0xfeff ? decoded.slice(1) : decoded;
     };
-    const abort = () => controller?.abort(new errors.RequestAbortedError());
-    signal.once('abort', abort);
-    pool.dispatch(
-      { path: options.path, method: options.method, headers: options.headers, body: options.body },
-      {
-        onRequestStart(started) {
-          controller = started;
-          if (signal.aborted) started.abort(new errors.RequestAbortedError());
-        },
-        onResponseStart(_controller, code, received) {
-          statusCode = code;
-          headers = received;
-        },
-        onResponseData(_controller, chunk) {
-          parts.push(chunk);
-        },
-        onResponseEnd() {
-          signal.off('abort', abort);
-          resolve({ statusCode, headers, text: text(), bodyError: null });
-        },
-        onResponseError(_controller, error) {
-          signal.off('abort', abort);
-          if (statusCode === 0) reject(error);
-          else resolve({ statusCode, headers, text: text(), bodyError: error });
-        },
+    callUpstream(pool, options, {
+      start(_controller, code, received) {
+        statusCode = code;
+        headers = received;
       },
-    );
+      data: (chunk) => void parts.push(chunk),
+      end: () => resolve({ statusCode, headers, text: text(), bodyError: null }),
+      fail: (error) => (statusCode === 0 ? reject(error) : resolve({ statusCode, headers, text: text(), bodyError: error })),
+    });
   });
 }
 

@@ -70,6 +70,17 @@ async function burst(member: { key: string }, tag: string, count: number) {
 }
 
 const redis = () => h.app.app.services.redis.redis!;
+/** A leasing store of its own (as another instance's would be) on the first app's Redis: long windows, leased from the first request. */
+const leasingStore = (instanceId: string) =>
+  new LeasingPoolStore(new RedisPoolStore(redis(), instanceId), {
+    chunkRequests,
+    admitWindowMs: 60_000,
+    reservationTtlMs: 3_600_000,
+    refusedForMs: 1000,
+    hotRequests: 1,
+    idleMs: 3_600_000,
+    onError: () => undefined,
+  });
 const poolDay = async (accountId: string) => Number(await redis().get(poolKey(accountId, 'fast', h.app.app.services.windows.current().day.key)));
 /** Leases recorded in Redis (of one payer when given). */
 const openLeaseIds = async (payerId?: string) => {
@@ -265,15 +276,7 @@ describe('admission leases', () => {
     const member = await createMember(h.app, { planPackage: 'pro' });
     const { services } = h.app.app;
     const windows = services.windows.current();
-    const store = new LeasingPoolStore(new RedisPoolStore(services.redis.redis!, `grow-${process.pid}-${Date.now()}`), {
-      chunkRequests,
-      admitWindowMs: 60_000,
-      reservationTtlMs: 3_600_000,
-      refusedForMs: 1000,
-      hotRequests: 1,
-      idleMs: 3_600_000,
-      onError: () => undefined,
-    });
+    const store = leasingStore(`grow-${process.pid}-${Date.now()}`);
     const limits = { day: 1_000_000_000, week: 1_000_000_000, month: 1_000_000_000 };
     const rateRules = [{ key: `grow-test:${member.accountId}`, limit: 100_000, periodMs: 60_000 }];
     // 56 at once = 8 + 16 + 32: the first lease serves 8, the 48 that waited on it take one of 16, the rest one of 32.
@@ -309,15 +312,7 @@ describe('admission leases', () => {
     const windows = services.windows.current();
     // An instance that admits under a lease, writes two of its three rows, and dies without returning it.
     const deadId = `dead-${process.pid}-${Date.now()}`;
-    const dead = new LeasingPoolStore(new RedisPoolStore(services.redis.redis!, deadId), {
-      chunkRequests,
-      admitWindowMs: 60_000,
-      reservationTtlMs: 3_600_000,
-      refusedForMs: 1000,
-      hotRequests: 1,
-      idleMs: 3_600_000,
-      onError: () => undefined,
-    });
+    const dead = leasingStore(deadId);
     const reserve = 5_000;
     const ids = [0, 1, 2].map((i) => `mbr_lease${process.pid}x${Date.now()}x${i}`);
     for (const requestId of ids) {
