@@ -1,7 +1,9 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config/config.ts';
 
-const base = { service: 'svc' };
+/** The `service` field of every line, the per-request line's too (`http/request-log.ts`). */
+export const serviceName = 'svc';
+const base = { service: serviceName };
 
 /**
  * JSON logs. Credentials never reach them: the request serializer logs method, URL and peer only, and

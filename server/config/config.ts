@@ -339,7 +339,7 @@ const FileConfigModel = z.strictObject({
       admissionLeases: z
         .strictObject({
           enabled: z.boolean().default(true),
-          /** Most worst cases (of the request that takes it) and requests per lease; fewer as a pool fills. */
+          /** Worst cases (of the request that takes it) and requests of a payer's first lease; the next grow with demand (up to 32×), fewer as a pool fills. */
           chunkRequests: z.number().int().min(2).max(1000).default(32),
           admitWindowSeconds: z.number().positive().max(300).default(5),
           /** A payer is leased once it sends this many requests within a second (1 = from the first). */

@@ -1,4 +1,5 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { serviceName } from '../log.ts';
 
 /**
  * One log line per request, written when it completes (method, URL, status, time and the request id),
@@ -37,7 +38,7 @@ export class OneLinePerRequest extends LogController {
  */
 export function requestLine(requestId: string, method: string, url: string, ip: string, statusCode: number, responseTime: number): string {
   return (
-    `{"level":30,"time":${Date.now()},"service":"svc","requestId":"${requestId}","req":{"method":"${method}","url":${JSON.stringify(withoutQuery(url))},` +
+    `{"level":30,"time":${Date.now()},"service":"${serviceName}","requestId":"${requestId}","req":{"method":"${method}","url":${JSON.stringify(withoutQuery(url))},` +
     `"remoteAddress":${JSON.stringify(ip)}},"res":{"statusCode":${statusCode}},"responseTime":${responseTime},"msg":"request completed"}\n`
   );
 }

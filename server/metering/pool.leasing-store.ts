@@ -1,8 +1,9 @@
 /**
  * Admission leases (issue 16): admission without a Redis round trip on the common path. An instance takes a
- * lease per payer, class, windows and rate-rule set — up to `chunkRequests` worst cases of micros from the
- * day, week and month pools (at most a quarter of what is left, so leases shrink as a pool fills) and as
- * many requests from every rate rule — in one script; the lease counts
+ * lease per payer, class, windows and rate-rule set — `chunkRequests` worst cases of micros from the day,
+ * week and month pools at first, twice as many after a lease was used up within its window (up to 32×),
+ * half after one retired mostly unused, never more than a quarter of what is left (so leases shrink as a
+ * pool fills), and as many requests from every rate rule — in one script; the lease counts
  * as reserved in Redis (a reservation record, index entry and instance-set entry like any other), so the
  * instances together can never admit beyond a pool or a limit. While the lease covers a request's worst
  * case and has a request left, the request is admitted here, in memory.
