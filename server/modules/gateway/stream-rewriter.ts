@@ -19,21 +19,41 @@
 import { StringDecoder } from 'node:string_decoder';
 
 const LF = 10;
+const SPACE = 32;
+const QUOTE = 34;
 const COMMA = 44;
+const COLON = 58;
+const BACKSLASH = 92;
 const CLOSE = 125; // }
+const KEY_ROLE = Buffer.from('role');
+const KEY_ERROR = Buffer.from('error');
+const KEY_TOOL_CALLS = Buffer.from('tool_calls');
+const KEY_USAGE = Buffer.from('usage');
+const KEY_CONTENT = Buffer.from('content');
+const KEY_FINISH_REASON = Buffer.from('finish_reason');
+const NULL = Buffer.from('null');
+const NON_EMPTY_CONTENT = /"content":\s*"[^"]/;
 const USAGE_NULL = Buffer.from(',"usage":null}');
 const EVENT_END = Buffer.from('\n\n');
 const CLOSE_EVENT = Buffer.from('}\n\n');
 const USAGE_NULL_EVENT = Buffer.from(',"usage":null}\n\n');
 
-/** Where the JSON string starting at `from` ends (its closing quote), or -1 when it does not end before `end`. */
-function closingQuote(bytes: Buffer, from: number, end: number): number {
+/** Where the JSON string starting at `from` ends (its closing quote), or -1 when it does not end on this line before `end`. */
+function stringEnd(bytes: Buffer, from: number, end: number): number {
   for (let i = from; i < end; i++) {
     const byte = bytes[i];
-    if (byte === 92 /* \\ */) i++;
-    else if (byte === 34 /* " */) return i;
+    if (byte === BACKSLASH) i++;
+    else if (byte === QUOTE) return i;
+    else if (byte === LF) return -1;
   }
   return -1;
+}
+
+/** Whether the `length` bytes at `at` are `key`. */
+function isKey(bytes: Buffer, at: number, length: number, key: Buffer): boolean {
+  if (length !== key.length) return false;
+  for (let i = 0; i < length; i++) if (bytes[at + i] !== key[i]) return false;
+  return true;
 }
 
 /** The error object of a mid-stream failure (the envelope's `error`). */
@@ -181,7 +201,7 @@ export class StreamRewriter implements StreamFramer {
     for (const entry of this.#raw.splice(0)) {
       try {
         if (entry.charCodeAt(0) === 34 /* " */) this.#produced.push(JSON.parse(`${entry}"`) as string);
-        else this.#collect(JSON.parse(`{"x":0${entry}`) as Chunk);
+        else this.#collect(JSON.parse(`{"x":0${entry}`) as Chunk, false); // counted in `deltas` when it was sent
       } catch {
         // not JSON after all: nothing to count
       }
@@ -240,17 +260,18 @@ export class StreamRewriter implements StreamFramer {
     return `data: ${JSON.stringify(chunk)}\n\n`;
   }
 
-  #collect(chunk: Chunk): void {
+  /** Takes a chunk's produced text; `count`: also count its deltas (false for one counted when it was sent). */
+  #collect(chunk: Chunk, count = true): void {
     for (const choice of chunk.choices ?? []) {
       const delta = choice.delta;
       if (!delta) continue;
       if (typeof delta.content === 'string' && delta.content.length > 0) {
         this.#produced.push(delta.content);
-        this.deltas++;
+        if (count) this.deltas++;
       }
       if (delta.tool_calls) {
         for (const call of delta.tool_calls) if (call.function?.arguments) this.#produced.push(call.function.arguments);
-        this.deltas++;
+        if (count) this.deltas++;
       }
     }
   }
@@ -269,29 +290,60 @@ export class StreamRewriter implements StreamFramer {
   /**
    * The fast path on bytes: one whole `data: <prefix>,…}\n\n` event, re-framed by copying; null when the
    * read is anything else (several events, a line break inside, something to fix), for the text path.
+   * One pass over the bytes in JavaScript: it steps over strings and looks only at keys, where seven
+   * `Buffer.indexOf` searches (a native call each) were a third of svc's own CPU per relayed chunk.
    */
   #fastBytes(bytes: Buffer, head: Buffer): Buffer | null {
     const h = head.length;
     const n = bytes.length;
-    // Exactly one event: its only line breaks are the two that end it, after its closing brace.
-    if (n < h + 4 || bytes[h] !== COMMA || bytes[n - 3] !== CLOSE || bytes.indexOf(LF, h) !== n - 2 || bytes[n - 1] !== LF) return null;
-    if (bytes.compare(head, 0, h, 0, h) !== 0) return null;
-    if (bytes.indexOf('"role"', h) !== -1 || bytes.indexOf('"error"', h) !== -1 || bytes.indexOf('"tool_calls"', h) !== -1) return null;
-    const end = n - 2;
-    const usage = bytes.indexOf('"usage"', h);
-    // As on the text path: only `"usage":null`, last (OpenAI-style servers put it on every chunk).
-    if (usage !== -1 && (usage !== end - 13 || bytes.compare(USAGE_NULL, 0, USAGE_NULL.length, end - USAGE_NULL.length, end) !== 0)) return null;
-    const content = bytes.indexOf('"content":"', h);
-    if (content !== -1) {
-      const from = content + 11;
-      const to = closingQuote(bytes, from, end);
-      if (to === -1) return null;
-      if (to > from) {
-        this.#raw.push(`"${bytes.toString('utf8', from, to)}`);
-        this.deltas++;
+    const end = n - 2; // the event's JSON ends before its "\n\n"
+    if (n < h + 4 || bytes[h] !== COMMA || bytes[end - 1] !== CLOSE || bytes[end] !== LF || bytes[n - 1] !== LF) return null;
+    for (let i = 0; i < h; i++) if (bytes[i] !== head[i]) return null;
+    let usage = -1;
+    let contentFrom = -1;
+    let contentTo = -1;
+    let finished = false;
+    let i = h;
+    while (i < end) {
+      const byte = bytes[i];
+      if (byte === LF) return null; // a second line: not one plain event
+      if (byte !== QUOTE) {
+        i++;
+        continue;
       }
+      const close = stringEnd(bytes, i + 1, end);
+      if (close === -1) return null;
+      let next = close + 1;
+      while (bytes[next] === SPACE) next++;
+      if (bytes[next] !== COLON) {
+        i = close + 1; // a string value
+        continue;
+      }
+      let value = next + 1;
+      while (bytes[value] === SPACE) value++;
+      const key = i + 1;
+      const length = close - key;
+      // Chunks that need the full treatment: the role to fix, an error, tool calls.
+      if (isKey(bytes, key, length, KEY_ROLE) || isKey(bytes, key, length, KEY_ERROR) || isKey(bytes, key, length, KEY_TOOL_CALLS)) return null;
+      if (isKey(bytes, key, length, KEY_USAGE)) {
+        // As on the text path: only `"usage":null`, last (OpenAI-style servers put it on every chunk).
+        if (i !== end - 13 || bytes[i - 1] !== COMMA || value !== i + 8 || !isKey(bytes, value, 4, NULL)) return null;
+        usage = i;
+      } else if (isKey(bytes, key, length, KEY_CONTENT) && bytes[value] === QUOTE) {
+        if (contentFrom !== -1) return null; // several choices in one chunk: the text path counts each
+        contentFrom = value + 1;
+        contentTo = stringEnd(bytes, contentFrom, end);
+        if (contentTo === -1) return null;
+        i = contentTo + 1;
+        continue;
+      } else if (isKey(bytes, key, length, KEY_FINISH_REASON) && bytes[value] === QUOTE) finished = true;
+      i = value;
     }
-    if (bytes.indexOf('"finish_reason":"', h) !== -1 || bytes.indexOf('"finish_reason": "', h) !== -1) this.finished = true;
+    if (contentTo > contentFrom) {
+      this.#raw.push(`"${bytes.toString('utf8', contentFrom, contentTo)}`);
+      this.deltas++;
+    }
+    if (finished) this.finished = true;
     // Kept for a client that asked for usage too, cut for one that did not; added where the upstream left it out.
     let bodyEnd = end;
     let tail = EVENT_END;
@@ -323,7 +375,7 @@ export class StreamRewriter implements StreamFramer {
       body = `${rest.slice(0, -1)},"usage":null}`;
     }
     if (rest.includes('"finish_reason":"') || rest.includes('"finish_reason": "')) this.finished = true;
-    if ((rest.includes('"content":"') && !rest.includes('"content":""')) || rest.includes('"tool_calls"')) this.deltas++;
+    if (NON_EMPTY_CONTENT.test(rest) || rest.includes('"tool_calls"')) this.deltas++;
     this.#raw.push(rest);
     return `data: ${this.#ourPrefix}${body}\n\n`;
   }

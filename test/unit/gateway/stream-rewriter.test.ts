@@ -133,4 +133,24 @@ describe('StreamRewriter', () => {
     expect(rewriter.usage).toEqual({ prompt_tokens: 1, completion_tokens: 5 });
     expect(rewriter.producedText().join('')).toBe('abcdef');
   });
+
+  it('byte path: looks at keys only (key names inside content stay text), takes spaced JSON, and leaves several choices to the text path', () => {
+    const prefix = '{"id":"up-1","object":"chat.completion.chunk","created":7,"model":"qwen"';
+    const reads = [
+      chunk({ role: 'assistant', content: '' }),
+      chunk({ content: '"role": "error" \\"usage\\":null' }),
+      `data: ${prefix}, "choices": [{"index": 0, "delta": {"content": "spaced"}, "finish_reason": null}]}\n\n`,
+      `data: ${prefix},"choices":[{"index":0,"delta":{"content":"x"}},{"index":1,"delta":{"content":"y"}}]}\n\n`,
+      `data: ${prefix},"choices":[{"index":0,"delta":{"content":"z"},"logprobs":{"content":[{"token":"z","logprob":0}]},"finish_reason": "stop"}]}\n\n`,
+    ].map((text) => Buffer.from(text));
+    const bytes = new StreamRewriter('svc', true);
+    const text = new StreamRewriter('svc', true);
+    const out = reads.map((read) => bytes.push(read));
+    expect(out.map((sent) => Buffer.isBuffer(sent))).toEqual([false, true, true, false, true]);
+    expect(out.map((sent) => sent.toString()).join('')).toBe(reads.map((read) => text.pushText(read)).join(''));
+    expect(bytes.producedText().join('')).toBe('"role": "error" \\"usage\\":nullspacedxyz');
+    expect(bytes.producedText().join('')).toBe(text.producedText().join(''));
+    // Content deltas once each, also after the text was parsed for an estimate.
+    expect([bytes.finished, bytes.deltas, text.deltas]).toEqual([true, 4, 4]);
+  });
 });
