@@ -14,9 +14,10 @@
  * This file is the pattern for a new metered product: a `plan` that returns a `TurnPlan`, an `execute`
  * that answers and fills in `turn.metered`, and its registration on a surface (`gateway.rest.ts`).
  */
-import type { ServerResponse } from 'node:http';
+import type { Writable } from 'node:stream';
 import { AppError, type Bilingual } from '../../errors/app-error.ts';
 import type { ErrorCode } from '../../errors/codes.ts';
+import { writeChunk } from '../../http/chunked.ts';
 import { envelopeFor } from '../../http/envelope.ts';
 import type { Exchange, Executor, TurnPlan } from '../../metering/executor.ts';
 import { serverTiming, type Metered, type Turn } from '../../metering/turn.ts';
@@ -227,8 +228,8 @@ export class ChatExecutor implements Executor<ChatCall> {
             reply.hijack();
             raw.writeHead(200, streamHeaders(turn, timing));
             turn.output = true;
-          }
-          written = raw.write(text);
+            written = raw.write(text);
+          } else written = typeof text === 'string' ? raw.write(text) : writeChunk(raw, text);
           if (signal.aborted) return 'stop';
         }
         if (rewriter.upstreamError) {
@@ -241,7 +242,8 @@ export class ChatExecutor implements Executor<ChatCall> {
           midStreamError = { code: 'upstream_timeout', message: `The reply took longer than a turn may last (${Math.round((turn.deadline - turn.started) / 1000)} s) and was cut short.` };
           return 'stop';
         }
-        return written ? 'more' : drained(raw, turn.deadline);
+        // Chunks after the first go to the socket itself (`writeChunk`): it is the one that drains.
+        return written ? 'more' : drained(raw.socket ?? raw, turn.deadline);
       });
     } catch (error) {
       if (signal.aborted || !turn.output) throw error;
@@ -316,18 +318,18 @@ function asUsage(metered: Metered): UpstreamUsage {
   return { prompt_tokens: metered.inputTokens, completion_tokens: metered.outputTokens, total_tokens: metered.inputTokens + metered.outputTokens };
 }
 
-/** Waits until the client takes more or leaves; one that stops reading is let go at the turn's deadline. */
-export function drained(res: ServerResponse, deadline: number): Promise<void> {
-  if (res.destroyed) return Promise.resolve();
+/** Waits until the client takes more (the stream drains) or leaves; one that stops reading is let go at the turn's deadline. */
+export function drained(stream: Writable, deadline: number): Promise<void> {
+  if (stream.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
-    const timer = setTimeout(() => res.destroy(), Math.max(0, deadline - performance.now()));
+    const timer = setTimeout(() => stream.destroy(), Math.max(0, deadline - performance.now()));
     const done = () => {
       clearTimeout(timer);
-      res.off('drain', done);
-      res.off('close', done);
+      stream.off('drain', done);
+      stream.off('close', done);
       resolve();
     };
-    res.on('drain', done);
-    res.on('close', done);
+    stream.on('drain', done);
+    stream.on('close', done);
   });
 }
