@@ -118,9 +118,17 @@ export class StreamRewriter implements StreamFramer {
   #aligned = false;
   /**
    * Fast-path chunks in order, parsed only when tokens must be estimated: a text-path chunk's body after
-   * the prefix (it starts with `,`), or a byte-path chunk's content still JSON-escaped, after a `"`.
+   * the prefix (it starts with `,`), or byte-path chunks' contents still JSON-escaped, each after a line
+   * break (which a JSON string never holds raw).
    */
   readonly #raw: string[] = [];
+  /**
+   * Byte-path contents since the last `#raw` entry, still escaped, each followed by a line break: copied
+   * into one buffer per stream rather than kept as a string per chunk, which lived as long as the stream
+   * (so was promoted out of the young generation) and was almost never read.
+   */
+  #escaped: Buffer | null = null;
+  #escapedLength = 0;
   /** Content and tool-call argument text from fully parsed chunks. */
   readonly #produced: string[] = [];
   /** Number of content/tool deltas forwarded. */
@@ -198,14 +206,36 @@ export class StreamRewriter implements StreamFramer {
 
   /** Moves the fast-path chunks' text into `#produced`, in order. */
   #parseRaw(): void {
+    this.#closeEscaped();
     for (const entry of this.#raw.splice(0)) {
       try {
-        if (entry.charCodeAt(0) === 34 /* " */) this.#produced.push(JSON.parse(`${entry}"`) as string);
+        if (entry.charCodeAt(0) === LF) for (const content of entry.slice(1).split('\n')) this.#produced.push(JSON.parse(`"${content}"`) as string);
         else this.#collect(JSON.parse(`{"x":0${entry}`) as Chunk, false); // counted in `deltas` when it was sent
       } catch {
         // not JSON after all: nothing to count
       }
     }
+  }
+
+  /** Keeps a byte-path chunk's content (`from`–`to`, still escaped) for an estimate. */
+  #keepEscaped(bytes: Buffer, from: number, to: number): void {
+    const length = this.#escapedLength + (to - from) + 1;
+    let kept = this.#escaped;
+    if (kept === null || length > kept.length) {
+      const grown = Buffer.allocUnsafe(Math.max(256, 2 * length));
+      if (kept !== null) kept.copy(grown, 0, 0, this.#escapedLength);
+      kept = this.#escaped = grown;
+    }
+    bytes.copy(kept, this.#escapedLength, from, to);
+    kept[length - 1] = LF;
+    this.#escapedLength = length;
+  }
+
+  /** Ends the run of byte-path contents as one `#raw` entry, before an entry of another kind (order matters). */
+  #closeEscaped(): void {
+    if (this.#escapedLength === 0) return;
+    this.#raw.push(`\n${this.#escaped!.toString('utf8', 0, this.#escapedLength - 1)}`);
+    this.#escapedLength = 0;
   }
 
   #dispatch(data: string): string {
@@ -252,7 +282,7 @@ export class StreamRewriter implements StreamFramer {
       if (choice.finish_reason) this.finished = true;
     }
     // What fast-path chunks produced before this one comes first.
-    if (this.#raw.length > 0) this.#parseRaw();
+    if (this.#raw.length > 0 || this.#escapedLength > 0) this.#parseRaw();
     this.#collect(chunk);
     this.#first = false;
     if (this.#includeUsage) chunk.usage = null;
@@ -340,7 +370,7 @@ export class StreamRewriter implements StreamFramer {
       i = value;
     }
     if (contentTo > contentFrom) {
-      this.#raw.push(`"${bytes.toString('utf8', contentFrom, contentTo)}`);
+      this.#keepEscaped(bytes, contentFrom, contentTo);
       this.deltas++;
     }
     if (finished) this.finished = true;
@@ -376,6 +406,7 @@ export class StreamRewriter implements StreamFramer {
     }
     if (rest.includes('"finish_reason":"') || rest.includes('"finish_reason": "')) this.finished = true;
     if (NON_EMPTY_CONTENT.test(rest) || rest.includes('"tool_calls"')) this.deltas++;
+    this.#closeEscaped();
     this.#raw.push(rest);
     return `data: ${this.#ourPrefix}${body}\n\n`;
   }
