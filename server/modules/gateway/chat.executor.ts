@@ -219,6 +219,10 @@ export class ChatExecutor implements Executor<ChatCall> {
     const timing = serverTiming(turn, performance.now() - turn.upstreamFrom);
     const raw = reply.raw;
     let midStreamError: { code: ErrorCode; message: string } | null = null;
+    // The turn's deadline as a flag a timer raises, not a clock read per chunk (~0.4 µs each, 100 a stream).
+    // Rounded up to 100 ms, so concurrent streams share a few of Node's timer lists (one per duration).
+    let overtime = false;
+    const deadline = setTimeout(() => (overtime = true), Math.ceil(Math.max(0, turn.deadline - performance.now()) / 100) * 100);
     try {
       await body.relay((bytes) => {
         const text = rewriter.push(bytes);
@@ -238,7 +242,7 @@ export class ChatExecutor implements Executor<ChatCall> {
         }
         // The upstream's own end follows `[DONE]`: left to arrive, so its connection goes back to the pool.
         if (rewriter.done) return 'done';
-        if (performance.now() > turn.deadline) {
+        if (overtime) {
           midStreamError = { code: 'upstream_timeout', message: `The reply took longer than a turn may last (${Math.round((turn.deadline - turn.started) / 1000)} s) and was cut short.` };
           return 'stop';
         }
@@ -249,6 +253,8 @@ export class ChatExecutor implements Executor<ChatCall> {
       if (signal.aborted || !turn.output) throw error;
       const failure = classifyUpstreamError(error);
       midStreamError = { code: failure.code, message: `${failure.message} The stream was cut short.` };
+    } finally {
+      clearTimeout(deadline);
     }
     const usage = saneUsage(rewriter.usage, call);
     if (usage) turn.metered = { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
