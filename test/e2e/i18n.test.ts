@@ -323,6 +323,8 @@ describe('Chinese web app', () => {
       await page.goto(`/admin/orders/${seeded.id}`);
       await page.locator(`[data-order="${seeded.id}"]`).waitFor();
       await page.locator('.admin-section .state, .admin-section .audit-table').first().waitFor();
+      // The owner's link shows the account id until the owner's email has loaded: wait for the email.
+      await page.getByRole('link', { name: member.email }).waitFor();
       await expectChinese(page, 'admin-order');
 
       await nav().getByRole('link', { name: '审计日志' }).click();
