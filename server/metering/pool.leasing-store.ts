@@ -146,9 +146,10 @@ export class LeasingPoolStore implements PoolStore {
     let now = Date.now();
     // A lease used up by the requests that waited for it is followed by another (three at most), not by the exact path.
     for (let taken = 0; ; taken++) {
-      const lease = this.#active.get(key);
-      if (lease && this.#usable(lease, request, now)) return this.#admitUnder(lease, request, now);
+      const admitted = this.#underLease(key, request, now);
+      if (admitted) return admitted;
       if (taken === 3) break;
+      const lease = this.#active.get(key);
       if (lease) this.#retire(lease, now);
       if (!this.#hot(key, now) || (this.#refusedUntil.get(key) ?? 0) > now) break;
       if (!(await this.#take(key, request))) break;
@@ -160,8 +161,12 @@ export class LeasingPoolStore implements PoolStore {
   /** Admits under this instance's lease when it covers the request (the common case of a busy payer); null otherwise. */
   admitNow(request: AdmissionRequest): Admission | null {
     if (this.#closed || !this.#inner.connected) return null;
-    const lease = this.#active.get(leaseKey(request));
-    const now = Date.now();
+    return this.#underLease(leaseKey(request), request, Date.now());
+  }
+
+  /** Admits under the payer's active lease when it covers the request; null otherwise. */
+  #underLease(key: string, request: AdmissionRequest, now: number): Admission | null {
+    const lease = this.#active.get(key);
     return lease && this.#usable(lease, request, now) ? this.#admitUnder(lease, request, now) : null;
   }
 

@@ -33,7 +33,6 @@ const KEY_CONTENT = Buffer.from('content');
 const KEY_FINISH_REASON = Buffer.from('finish_reason');
 const NULL = Buffer.from('null');
 const NON_EMPTY_CONTENT = /"content":\s*"[^"]/;
-const USAGE_NULL = Buffer.from(',"usage":null}');
 const EVENT_END = Buffer.from('\n\n');
 const CLOSE_EVENT = Buffer.from('}\n\n');
 const USAGE_NULL_EVENT = Buffer.from(',"usage":null}\n\n');
@@ -378,7 +377,7 @@ export class StreamRewriter implements StreamFramer {
     let bodyEnd = end;
     let tail = EVENT_END;
     if (usage !== -1 && !this.#includeUsage) {
-      bodyEnd = end - USAGE_NULL.length;
+      bodyEnd = usage - 1; // before `,"usage":null}`
       tail = CLOSE_EVENT;
     } else if (usage === -1 && this.#includeUsage) {
       bodyEnd = end - 1;
