@@ -37,6 +37,13 @@ const EVENT_END = Buffer.from('\n\n');
 const CLOSE_EVENT = Buffer.from('}\n\n');
 const USAGE_NULL_EVENT = Buffer.from(',"usage":null}\n\n');
 
+/** A string's bytes in their own memory, not a slice of Node's shared pool: for what lives as long as its stream. */
+function unpooled(text: string): Buffer {
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  bytes.write(text);
+  return bytes;
+}
+
 /** Where the JSON string starting at `from` ends (its closing quote), or -1 when it does not end on this line before `end`. */
 function stringEnd(bytes: Buffer, from: number, end: number): number {
   for (let i = from; i < end; i++) {
@@ -221,7 +228,8 @@ export class StreamRewriter implements StreamFramer {
     const length = this.#escapedLength + (to - from) + 1;
     let kept = this.#escaped;
     if (kept === null || length > kept.length) {
-      const grown = Buffer.allocUnsafe(Math.max(256, 2 * length));
+      // Not from Node's shared 8 KiB pool: a stream's buffer outlives the chunks around it and would hold their slab.
+      const grown = Buffer.allocUnsafeSlow(Math.max(256, 2 * length));
       if (kept !== null) kept.copy(grown, 0, 0, this.#escapedLength);
       kept = this.#escaped = grown;
     }
@@ -312,8 +320,8 @@ export class StreamRewriter implements StreamFramer {
     if (!data.startsWith(expected)) return;
     this.#upstreamPrefix = expected;
     this.#ourPrefix = `{"id":${JSON.stringify(chunk.id)},"object":"chat.completion.chunk","created":${chunk.created},"model":${JSON.stringify(this.#model)}`;
-    this.#upstreamHead = Buffer.from(`data: ${expected}`);
-    this.#ourHead = Buffer.from(`data: ${this.#ourPrefix}`);
+    this.#upstreamHead = unpooled(`data: ${expected}`);
+    this.#ourHead = unpooled(`data: ${this.#ourPrefix}`);
   }
 
   /**
