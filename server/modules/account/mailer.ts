@@ -3,7 +3,8 @@
  * a small in-memory development outbox (tests read codes there) and printed to the log only when
  * `mail.logOutbox` is on.
  */
-import nodemailer, { type Transporter } from 'nodemailer';
+import { createRequire } from 'node:module';
+import type { Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/config.ts';
 import { AppError } from '../../errors/app-error.ts';
@@ -20,6 +21,9 @@ export interface SentMail extends OutgoingMail {
 
 const outboxSize = 200;
 
+/** nodemailer (~2 MB of heap) loads only when SMTP is configured. */
+const require = createRequire(import.meta.url);
+
 export class Mailer {
   readonly #config: Config;
   readonly #log: Logger;
@@ -32,7 +36,7 @@ export class Mailer {
     this.#log = log;
     const smtp = config.mail.smtp;
     this.#transport = smtp
-      ? nodemailer.createTransport({
+      ? (require('nodemailer') as typeof import('nodemailer')).createTransport({
           host: smtp.host,
           port: smtp.port,
           secure: smtp.secure,

@@ -3,9 +3,12 @@
  * carries its parameters, so raising them later re-hashes on the next successful sign-in.
  */
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { hash, verify, type Algorithm } from '@node-rs/argon2';
-import { ZxcvbnFactory } from '@zxcvbn-ts/core';
-import { adjacencyGraphs, dictionary } from '@zxcvbn-ts/language-common';
+import type { ZxcvbnFactory } from '@zxcvbn-ts/core';
+
+/** zxcvbn and its dictionaries (~3 MB of heap) load at the first password set, not with the server. */
+const require = createRequire(import.meta.url);
 
 /** `Algorithm.Argon2id`; the package declares a `const enum`, which type stripping cannot inline. */
 const argon2id = 2 as Algorithm;
@@ -25,7 +28,11 @@ export function guessablePassword(password: string, email: string): 'email' | 'c
   const lower = password.trim().toLowerCase();
   const local = email.slice(0, email.lastIndexOf('@'));
   if (lower === email || (local.length >= 4 && lower === local)) return 'email';
-  estimator ??= new ZxcvbnFactory({ dictionary, graphs: adjacencyGraphs });
+  if (!estimator) {
+    const { ZxcvbnFactory: Factory } = require('@zxcvbn-ts/core') as typeof import('@zxcvbn-ts/core');
+    const { adjacencyGraphs, dictionary } = require('@zxcvbn-ts/language-common') as typeof import('@zxcvbn-ts/language-common');
+    estimator = new Factory({ dictionary, graphs: adjacencyGraphs });
+  }
   return estimator.check(password.slice(0, 100), [email, local]).score < passwordRules.minStrength ? 'common' : null;
 }
 

@@ -10,12 +10,11 @@
  * A browser page on a foreign origin may not drive the MCP endpoint (MCP's DNS-rebinding rule): a request
  * carrying `Origin` must come from `server.baseUrl`, `server.webUrl` or the configured `gateway.cors.origins`.
  */
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, bilingual } from '../../errors/app-error.ts';
 import { objectBody } from '../../http/body.ts';
 import type { Principal } from '../identity/principal.ts';
-import { createMcpServer } from './mcp.server.ts';
+import { createMcpServer, createMcpTransport } from './mcp.server.ts';
 import { mcpPath, mcpServerName, mcpToolsCallPath } from './mcp.tools.ts';
 
 export const protectedResourcePath = '/.well-known/oauth-protected-resource';
@@ -84,11 +83,11 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
     }
     const principal = await authenticate(request);
     const clientId = request.headers['x-svc-request-id'];
-    const server = createMcpServer(tools, pipeline, {
+    const server = await createMcpServer(tools, pipeline, {
       principal,
       origin: { ip: request.ip, traceId: request.id, clientRequestId: clientId === request.id ? request.id : null },
     });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = await createMcpTransport();
     // The SDK writes the raw response: the request id headers go there too.
     reply.hijack();
     reply.raw.setHeader('x-svc-request-id', request.id);

@@ -8,8 +8,9 @@
  * what happened and what to do, which an agent can read and act on; an unknown tool is a JSON-RPC error
  * (−32602), as the MCP specification asks.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../../errors/app-error.ts';
 import type { ClientSignal } from '../../metering/executor.ts';
 import type { MeteringPipeline, TurnOrigin } from '../../metering/pipeline.ts';
@@ -22,7 +23,26 @@ export interface McpCallContext {
   origin: TurnOrigin;
 }
 
-export function createMcpServer(tools: McpTools, pipeline: MeteringPipeline, context: McpCallContext): Server {
+/** The SDK (~4 MB of heap) loads at the first MCP request, so a server nobody calls over MCP never holds it. */
+let sdk: Promise<McpSdk> | undefined;
+type McpSdk = typeof import('@modelcontextprotocol/sdk/server/index.js') &
+  typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js') &
+  typeof import('@modelcontextprotocol/sdk/types.js');
+const mcpSdk = (): Promise<McpSdk> =>
+  (sdk ??= Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]).then(([server, transport, types]) => ({ ...server, ...transport, ...types })));
+
+/** A stateless Streamable HTTP transport: JSON responses, no session id. */
+export async function createMcpTransport(): Promise<StreamableHTTPServerTransport> {
+  const { StreamableHTTPServerTransport: Transport } = await mcpSdk();
+  return new Transport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+}
+
+export async function createMcpServer(tools: McpTools, pipeline: MeteringPipeline, context: McpCallContext): Promise<Server> {
+  const { Server, ListToolsRequestSchema, CallToolRequestSchema, McpError, ErrorCode } = await mcpSdk();
   const server = new Server(
     { name: mcpServerName, title: 'svc', version: serverVersion },
     {

@@ -3,6 +3,7 @@
  * the retention job, and the embedded speech engine. The image and speech executors call this; the
  * `/v1/media` route reads through `storage`.
  */
+import { createRequire } from 'node:module';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/config.ts';
 import { MediaRetention } from './media.retention.ts';
@@ -10,18 +11,22 @@ import { mediaName, type MediaBody, type MediaRef, type MediaStorage, type PutOp
 import { EspeakEngine } from './speech/espeak.engine.ts';
 import type { SpeechEngine } from './speech/speech.engine.ts';
 import { LocalMediaStorage } from './storage.local.ts';
-import { S3MediaStorage } from './storage.s3.ts';
+
+/** The S3 storage and its SDK (~4 MB of heap) load only when `media.storage.kind` is `s3`. */
+const require = createRequire(import.meta.url);
 
 export function createMediaStorage(config: Config): MediaStorage {
   const storage = config.media.storage;
   switch (storage.kind) {
     case 'local':
       return new LocalMediaStorage(storage.dir);
-    case 's3':
+    case 's3': {
+      const { S3MediaStorage } = require('./storage.s3.ts') as typeof import('./storage.s3.ts');
       return new S3MediaStorage(storage, {
         accessKeyId: storage.accessKeyIdEnv ? config.secrets[storage.accessKeyIdEnv] : undefined,
         secretAccessKey: storage.secretAccessKeyEnv ? config.secrets[storage.secretAccessKeyEnv] : undefined,
       });
+    }
   }
 }
 

@@ -7,7 +7,7 @@
  * with two decimals and become fen without floats. Query, close and refund are OpenAPI 2.0 calls whose
  * responses the SDK verifies with the Alipay public key.
  */
-import { AlipaySdk, type AlipaySdkCommonResult } from 'alipay-sdk';
+import type { AlipaySdk, AlipaySdkCommonResult, AlipaySdkConfig } from 'alipay-sdk';
 import type { AlipaySettings } from '../../../config/payments.ts';
 import { formatMinor, parseMinor } from '../../../config/money.ts';
 import { loadPrivateKey, loadPublicKey } from './keys.ts';
@@ -28,12 +28,17 @@ import {
 
 const paidStatuses = new Set(['TRADE_SUCCESS', 'TRADE_FINISHED']);
 
+/** The SDK (~4 MB of heap once loaded) loads at the first call, so a server without Alipay never holds it. */
+let sdk: Promise<typeof AlipaySdk> | undefined;
+const alipaySdk = () => (sdk ??= import('alipay-sdk').then((module) => module.AlipaySdk));
+
 export class AlipayProvider implements PaymentProvider {
   readonly id = 'alipay' as const;
   readonly currencies = ['CNY'] as const;
   readonly appId: string;
   readonly merchantId: string;
-  readonly #sdk: AlipaySdk;
+  readonly #sdkConfig: AlipaySdkConfig;
+  #client: Promise<AlipaySdk> | undefined;
   readonly #notifyUrl: string;
 
   constructor(settings: AlipaySettings, urls: { notifyUrl: string }) {
@@ -43,7 +48,7 @@ export class AlipayProvider implements PaymentProvider {
     // The SDK wants one PEM flavour per key type; normalise whatever the operator pasted.
     const privateKey = loadPrivateKey(settings.privateKey, 'payments.alipay.privateKey').export({ type: 'pkcs8', format: 'pem' });
     const alipayPublicKey = loadPublicKey(settings.alipayPublicKey, 'payments.alipay.alipayPublicKey').export({ type: 'spki', format: 'pem' });
-    this.#sdk = new AlipaySdk({
+    this.#sdkConfig = {
       appId: settings.appId,
       privateKey: String(privateKey).trim(),
       keyType: 'PKCS8',
@@ -52,7 +57,11 @@ export class AlipayProvider implements PaymentProvider {
       signType: 'RSA2',
       camelcase: false,
       timeout: 15_000,
-    });
+    };
+  }
+
+  #sdk(): Promise<AlipaySdk> {
+    return (this.#client ??= alipaySdk().then((Sdk) => new Sdk(this.#sdkConfig)));
   }
 
   async createPayment(order: ProviderOrder, options: CheckoutOptions): Promise<PaymentStart> {
@@ -67,7 +76,7 @@ export class AlipayProvider implements PaymentProvider {
       time_expire: beijingTime(order.expiresAt),
     };
     if (mobile) bizContent.quit_url = options.returnUrl;
-    const payUrl = this.#sdk.pageExecute(mobile ? 'alipay.trade.wap.pay' : 'alipay.trade.page.pay', 'GET', {
+    const payUrl = (await this.#sdk()).pageExecute(mobile ? 'alipay.trade.wap.pay' : 'alipay.trade.page.pay', 'GET', {
       bizContent,
       notifyUrl: this.#notifyUrl,
       returnUrl: options.returnUrl,
@@ -87,7 +96,7 @@ export class AlipayProvider implements PaymentProvider {
       .join('&');
     let verified: boolean;
     try {
-      verified = this.#sdk.rsaCheck(content, sign, 'RSA2');
+      verified = (await this.#sdk()).rsaCheck(content, sign, 'RSA2');
     } catch {
       verified = false;
     }
@@ -173,7 +182,7 @@ export class AlipayProvider implements PaymentProvider {
 
   async #call(method: string, bizContent: Record<string, string>): Promise<AlipaySdkCommonResult> {
     try {
-      return await this.#sdk.exec(method, { bizContent }, { validateSign: true });
+      return await (await this.#sdk()).exec(method, { bizContent }, { validateSign: true });
     } catch (error) {
       throw new ProviderCallError(`${method}: ${(error as Error).message}`, { cause: error });
     }

@@ -5,7 +5,7 @@
  * ids so a retry can never charge or refund twice. Webhooks are verified exactly as `constructEvent` does —
  * HMAC-SHA256 of `t.rawBody` under the endpoint secret, 300 s tolerance — on the raw bytes.
  */
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { StripeSettings } from '../../../config/payments.ts';
 import {
   header,
@@ -25,6 +25,10 @@ import {
 
 export const stripeToleranceSeconds = 300;
 
+/** The SDK (~3 MB of heap once loaded) loads at the first call, so a server without Stripe never holds it. */
+let sdk: Promise<typeof Stripe> | undefined;
+const stripeSdk = () => (sdk ??= import('stripe').then((module) => module.default));
+
 /** The parts of a Checkout Session we read (webhook payloads are not typed by the SDK's resources). */
 interface SessionFields {
   id?: string;
@@ -42,27 +46,34 @@ export class StripeProvider implements PaymentProvider {
   readonly currencies = null;
   readonly appId = null;
   readonly merchantId = null;
-  readonly #client: Stripe;
+  readonly #settings: StripeSettings;
+  #client: Promise<Stripe> | undefined;
   readonly #webhookSecret: string;
 
   constructor(settings: StripeSettings) {
-    const base = new URL(settings.apiBase);
-    const protocol = base.protocol === 'http:' ? 'http' : 'https';
-    this.#client = new Stripe(settings.secretKey, {
-      host: base.hostname,
-      port: base.port || (protocol === 'http' ? 80 : 443),
-      protocol,
-      maxNetworkRetries: 2,
-      timeout: 20_000,
-      telemetry: false,
-    });
+    this.#settings = settings;
     this.#webhookSecret = settings.webhookSecret;
+  }
+
+  #api(): Promise<Stripe> {
+    return (this.#client ??= stripeSdk().then((Sdk) => {
+      const base = new URL(this.#settings.apiBase);
+      const protocol = base.protocol === 'http:' ? 'http' : 'https';
+      return new Sdk(this.#settings.secretKey, {
+        host: base.hostname,
+        port: base.port || (protocol === 'http' ? 80 : 443),
+        protocol,
+        maxNetworkRetries: 2,
+        timeout: 20_000,
+        telemetry: false,
+      });
+    }));
   }
 
   async createPayment(order: ProviderOrder, options: CheckoutOptions): Promise<PaymentStart> {
     let session: Stripe.Checkout.Session;
     try {
-      session = await this.#client.checkout.sessions.create(
+      session = await (await this.#api()).checkout.sessions.create(
         {
           mode: 'payment',
           client_reference_id: order.id,
@@ -91,9 +102,10 @@ export class StripeProvider implements PaymentProvider {
   async parseNotification(request: RawNotification): Promise<ParsedNotification> {
     const signature = header(request.headers, 'stripe-signature');
     if (!signature) throw new NotificationError('malformed', 'Stripe-Signature is missing');
+    const { webhooks } = await stripeSdk();
     let event: Stripe.Event;
     try {
-      event = Stripe.webhooks.constructEvent(
+      event = webhooks.constructEvent(
         request.body,
         signature,
         this.#webhookSecret,
@@ -119,7 +131,7 @@ export class StripeProvider implements PaymentProvider {
     if (!order.providerTradeNo) return null;
     let session: Stripe.Checkout.Session;
     try {
-      session = await this.#client.checkout.sessions.retrieve(order.providerTradeNo);
+      session = await (await this.#api()).checkout.sessions.retrieve(order.providerTradeNo);
     } catch (error) {
       if ((error as { statusCode?: number }).statusCode === 404) return null;
       throw new ProviderCallError(`retrieve session: ${(error as Error).message}`, { cause: error });
@@ -136,10 +148,10 @@ export class StripeProvider implements PaymentProvider {
   async close(order: ProviderOrder): Promise<void> {
     if (!order.providerTradeNo) return;
     try {
-      await this.#client.checkout.sessions.expire(order.providerTradeNo);
+      await (await this.#api()).checkout.sessions.expire(order.providerTradeNo);
     } catch (error) {
       // An already expired session is closed; anything else (e.g. it completed meanwhile) is not.
-      const current = await this.#client.checkout.sessions.retrieve(order.providerTradeNo).catch(() => null);
+      const current = await (await this.#api()).checkout.sessions.retrieve(order.providerTradeNo).catch(() => null);
       if (current?.status === 'expired') return;
       throw new ProviderCallError(`expire session: ${(error as Error).message}`, { cause: error });
     }
@@ -148,10 +160,10 @@ export class StripeProvider implements PaymentProvider {
   async refund(order: ProviderOrder, refund: RefundRequest): Promise<RefundResult> {
     if (!order.providerTradeNo) throw new ProviderCallError('the order has no checkout session');
     try {
-      const session = await this.#client.checkout.sessions.retrieve(order.providerTradeNo);
+      const session = await (await this.#api()).checkout.sessions.retrieve(order.providerTradeNo);
       const intent = typeof session.payment_intent === 'string' ? session.payment_intent : session.payment_intent?.id;
       if (!intent) throw new ProviderCallError('the checkout session has no payment intent');
-      const result = await this.#client.refunds.create(
+      const result = await (await this.#api()).refunds.create(
         { payment_intent: intent, amount: refund.amountMinor, metadata: { order_id: order.id, reason: refund.reason.slice(0, 500) } },
         { idempotencyKey: `svc-refund-${refund.refundId}` },
       );

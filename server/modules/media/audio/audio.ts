@@ -6,9 +6,6 @@
  */
 import { once } from 'node:events';
 import { Readable } from 'node:stream';
-import { FLACDecoder } from '@wasm-audio-decoders/flac';
-import { MPEGDecoder } from 'mpg123-decoder';
-import { OggOpusDecoder } from 'ogg-opus-decoder';
 import { mediaTypes } from '../media.types.ts';
 import type { AudioEncoder } from './audio.encoder.ts';
 import { FlacEncoder } from './flac.ts';
@@ -206,7 +203,13 @@ async function createDecoder(format: AudioFormat, pcmSampleRate: number): Promis
     case 'mp3':
     case 'flac':
     case 'opus': {
-      const decoder: WasmDecoder = format === 'mp3' ? new MPEGDecoder() : format === 'flac' ? new FLACDecoder() : new OggOpusDecoder();
+      // The WebAssembly decoders load at the first transcode, not with the server.
+      const decoder: WasmDecoder =
+        format === 'mp3'
+          ? new (await import('mpg123-decoder')).MPEGDecoder()
+          : format === 'flac'
+            ? new (await import('@wasm-audio-decoders/flac')).FLACDecoder()
+            : new (await import('ogg-opus-decoder')).OggOpusDecoder();
       await decoder.ready;
       const toChunks = (decoded: WasmDecoded): PcmChunk[] => {
         if (decoded.samplesDecoded === 0 && decoded.errors.length > 0) throw new Error(`cannot decode ${format}: ${decoded.errors[0]!.message}`);
