@@ -115,9 +115,9 @@ export async function startSvcGroup(upstream: Upstream, count: number, logOf: (i
   const children: Child[] = [];
   const instances: { origin: string; pid: number }[] = [];
   const cores = sutCores();
-  const spawnOne = async (index: number) => {
+  const spawnOne = async (index: number, measured = true) => {
     const port = await freePort();
-    const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
+    const profile = options.profileDir && measured ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
     const child = spawnPinned(count === 1 ? 'svc' : `svc #${index + 1}`, process.execPath, [...profile, ...SERVER_NODE_FLAGS, ...(options.nodeFlags ?? []), resolve(ROOT, 'server/main.ts')], {
       core: cores[index % cores.length],
       log: logOf(index),
@@ -140,7 +140,7 @@ export async function startSvcGroup(upstream: Upstream, count: number, logOf: (i
   try {
     // The first instance migrates the database; the others would race it. It is started twice: svc as it runs
     // after its first start, whose compile cache spares the second start Node's type stripper (package.json).
-    await spawnOne(0);
+    await spawnOne(0, false);
     await children.pop()!.stop(10_000);
     await spawnOne(0);
     await Promise.all(Array.from({ length: count - 1 }, (_, i) => spawnOne(i + 1)));

@@ -229,7 +229,7 @@ export class StreamRewriter implements StreamFramer {
     let kept = this.#escaped;
     if (kept === null || length > kept.length) {
       // Not from Node's shared 8 KiB pool: a stream's buffer outlives the chunks around it and would hold their slab.
-      const grown = Buffer.allocUnsafeSlow(Math.max(256, 2 * length));
+      const grown = Buffer.allocUnsafeSlow(Math.max(1024, 2 * length));
       if (kept !== null) kept.copy(grown, 0, 0, this.#escapedLength);
       kept = this.#escaped = grown;
     }
@@ -320,8 +320,10 @@ export class StreamRewriter implements StreamFramer {
     if (!data.startsWith(expected)) return;
     this.#upstreamPrefix = expected;
     this.#ourPrefix = `{"id":${JSON.stringify(chunk.id)},"object":"chat.completion.chunk","created":${chunk.created},"model":${JSON.stringify(this.#model)}`;
-    this.#upstreamHead = unpooled(`data: ${expected}`);
-    this.#ourHead = unpooled(`data: ${this.#ourPrefix}`);
+    const heads = unpooled(`data: ${expected}data: ${this.#ourPrefix}`);
+    const split = 'data: '.length + Buffer.byteLength(expected);
+    this.#upstreamHead = heads.subarray(0, split);
+    this.#ourHead = heads.subarray(split);
   }
 
   /**
