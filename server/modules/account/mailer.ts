@@ -4,6 +4,7 @@
  * `mail.logOutbox` is on.
  */
 import { createRequire } from 'node:module';
+import type * as Nodemailer from 'nodemailer';
 import type { Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/config.ts';
@@ -36,7 +37,7 @@ export class Mailer {
     this.#log = log;
     const smtp = config.mail.smtp;
     this.#transport = smtp
-      ? (require('nodemailer') as typeof import('nodemailer')).createTransport({
+      ? (require('nodemailer') as typeof Nodemailer).createTransport({
           host: smtp.host,
           port: smtp.port,
           secure: smtp.secure,

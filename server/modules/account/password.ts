@@ -5,7 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { hash, verify, type Algorithm } from '@node-rs/argon2';
+import type * as ZxcvbnCore from '@zxcvbn-ts/core';
 import type { ZxcvbnFactory } from '@zxcvbn-ts/core';
+import type * as ZxcvbnCommon from '@zxcvbn-ts/language-common';
 
 /** zxcvbn and its dictionaries (~3 MB of heap) load at the first password set, not with the server. */
 const require = createRequire(import.meta.url);
@@ -29,8 +31,8 @@ export function guessablePassword(password: string, email: string): 'email' | 'c
   const local = email.slice(0, email.lastIndexOf('@'));
   if (lower === email || (local.length >= 4 && lower === local)) return 'email';
   if (!estimator) {
-    const { ZxcvbnFactory: Factory } = require('@zxcvbn-ts/core') as typeof import('@zxcvbn-ts/core');
-    const { adjacencyGraphs, dictionary } = require('@zxcvbn-ts/language-common') as typeof import('@zxcvbn-ts/language-common');
+    const { ZxcvbnFactory: Factory } = require('@zxcvbn-ts/core') as typeof ZxcvbnCore;
+    const { adjacencyGraphs, dictionary } = require('@zxcvbn-ts/language-common') as typeof ZxcvbnCommon;
     estimator = new Factory({ dictionary, graphs: adjacencyGraphs });
   }
   return estimator.check(password.slice(0, 100), [email, local]).score < passwordRules.minStrength ? 'common' : null;

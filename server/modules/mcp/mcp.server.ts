@@ -8,8 +8,11 @@
  * what happened and what to do, which an agent can read and act on; an unknown tool is a JSON-RPC error
  * (−32602), as the MCP specification asks.
  */
+import type * as McpServerModule from '@modelcontextprotocol/sdk/server/index.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type * as McpTransportModule from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type * as McpTypesModule from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../../errors/app-error.ts';
 import type { ClientSignal } from '../../metering/executor.ts';
@@ -25,9 +28,7 @@ export interface McpCallContext {
 
 /** The SDK (~4 MB of heap) loads at the first MCP request, so a server nobody calls over MCP never holds it. */
 let sdk: Promise<McpSdk> | undefined;
-type McpSdk = typeof import('@modelcontextprotocol/sdk/server/index.js') &
-  typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js') &
-  typeof import('@modelcontextprotocol/sdk/types.js');
+type McpSdk = typeof McpServerModule & typeof McpTransportModule & typeof McpTypesModule;
 const mcpSdk = (): Promise<McpSdk> =>
   (sdk ??= Promise.all([
     import('@modelcontextprotocol/sdk/server/index.js'),

@@ -11,6 +11,7 @@ import { mediaName, type MediaBody, type MediaRef, type MediaStorage, type PutOp
 import { EspeakEngine } from './speech/espeak.engine.ts';
 import type { SpeechEngine } from './speech/speech.engine.ts';
 import { LocalMediaStorage } from './storage.local.ts';
+import type * as S3Storage from './storage.s3.ts';
 
 /** The S3 storage and its SDK (~4 MB of heap) load only when `media.storage.kind` is `s3`. */
 const require = createRequire(import.meta.url);
@@ -21,7 +22,7 @@ export function createMediaStorage(config: Config): MediaStorage {
     case 'local':
       return new LocalMediaStorage(storage.dir);
     case 's3': {
-      const { S3MediaStorage } = require('./storage.s3.ts') as typeof import('./storage.s3.ts');
+      const { S3MediaStorage } = require('./storage.s3.ts') as typeof S3Storage;
       return new S3MediaStorage(storage, {
         accessKeyId: storage.accessKeyIdEnv ? config.secrets[storage.accessKeyIdEnv] : undefined,
         secretAccessKey: storage.secretAccessKeyEnv ? config.secrets[storage.secretAccessKeyEnv] : undefined,
