@@ -7,8 +7,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
-import { rmSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { stringify } from 'yaml';
@@ -106,11 +106,13 @@ export async function startSvcGroup(upstream: Upstream, count: number, logOf: (i
   const database = `svc_bench_${id}`;
   const prefix = `svc_bench_${id}:`;
   const configPath = resolve(ROOT, 'bench-results', `svc-bench-${id}.yaml`);
+  // Written before the database exists, so a tree without bench-results/ cannot leave a database behind.
+  mkdirSync(dirname(configPath), { recursive: true });
+  writeFileSync(configPath, stringify(benchConfig(prefix, options.logLevel, options.exact)));
   const admin = new pg.Client({ connectionString: PG_ADMIN });
   await admin.connect();
   await admin.query(`create database "${database}"`);
   const databaseUrl = Object.assign(new URL(PG_ADMIN), { pathname: `/${database}` }).toString();
-  writeFileSync(configPath, stringify(benchConfig(prefix, options.logLevel, options.exact)));
 
   const children: Child[] = [];
   const instances: { origin: string; pid: number }[] = [];
