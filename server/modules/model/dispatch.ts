@@ -99,49 +99,85 @@ interface ReplyReader {
 
 /** One call through undici's dispatch API, without a body stream around the reply; the client's going away aborts it. */
 function callUpstream(pool: Pool, options: Dispatcher.RequestOptions, reader: ReplyReader): void {
-  const signal = options.signal as unknown as ClientSignal;
-  let controller: Dispatcher.DispatchController | null = null;
-  const abort = () => controller?.abort(new errors.RequestAbortedError());
-  signal.once('abort', abort);
-  pool.dispatch(
-    { path: options.path, method: options.method, headers: options.headers, body: options.body },
-    {
-      onRequestStart(started) {
-        controller = started;
-        if (signal.aborted) started.abort(new errors.RequestAbortedError());
-      },
-      onResponseStart(started, statusCode, headers) {
-        if (statusCode >= 200) reader.start(started, statusCode, headers);
-      },
-      onResponseData(_controller, chunk) {
-        reader.data(chunk);
-      },
-      onResponseEnd() {
-        signal.off('abort', abort);
-        reader.end();
-      },
-      onResponseError(_controller, error) {
-        signal.off('abort', abort);
-        reader.fail(error);
-      },
-    },
-  );
+  pool.dispatch({ path: options.path, method: options.method, headers: options.headers, body: options.body }, new UpstreamCall(options.signal as unknown as ClientSignal, reader));
+}
+
+/**
+ * The dispatch handler of one call. A class rather than an object literal: once a literal's objects have
+ * outlived a few scavenges (as every handler does while its upstream takes its time), V8 may allocate that
+ * literal's objects straight in the old generation, and a dead old object keeps what it points to alive until
+ * the next full collection. With these three classes, S3 run right after S2's 200 ms requests was ~8 %
+ * faster (README Performance, fifth pass).
+ */
+class UpstreamCall implements Dispatcher.DispatchHandler {
+  readonly #signal: ClientSignal;
+  readonly #reader: ReplyReader;
+  #controller: Dispatcher.DispatchController | null = null;
+  readonly #abort = () => this.#controller?.abort(new errors.RequestAbortedError());
+
+  constructor(signal: ClientSignal, reader: ReplyReader) {
+    this.#signal = signal;
+    this.#reader = reader;
+    signal.once('abort', this.#abort);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#signal.aborted) controller.abort(new errors.RequestAbortedError());
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    if (statusCode >= 200) this.#reader.start(controller, statusCode, headers);
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#reader.data(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.#signal.off('abort', this.#abort);
+    this.#reader.end();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.#signal.off('abort', this.#abort);
+    this.#reader.fail(error);
+  }
 }
 
 /** A call answered at its status line, with its body to be relayed. */
 function requestStream(pool: Pool, options: Dispatcher.RequestOptions): Promise<UpstreamStream> {
-  return new Promise((resolve, reject) => {
-    let stream: UpstreamStream | null = null;
-    callUpstream(pool, options, {
-      start(controller, statusCode, headers) {
-        stream = new UpstreamStream(controller, statusCode, headers);
-        resolve(stream);
-      },
-      data: (chunk) => stream!.data(chunk),
-      end: () => stream!.end(),
-      fail: (error) => (stream ? stream.fail(error) : reject(error)),
-    });
-  });
+  return new Promise((resolve, reject) => callUpstream(pool, options, new StreamReply(resolve, reject)));
+}
+
+/** Reads a call for `requestStream` (a class for the reason `UpstreamCall` is one). */
+class StreamReply implements ReplyReader {
+  #stream: UpstreamStream | null = null;
+  readonly #resolve: (stream: UpstreamStream) => void;
+  readonly #reject: (error: Error) => void;
+
+  constructor(resolve: (stream: UpstreamStream) => void, reject: (error: Error) => void) {
+    this.#resolve = resolve;
+    this.#reject = reject;
+  }
+
+  start(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.#stream = new UpstreamStream(controller, statusCode, headers);
+    this.#resolve(this.#stream);
+  }
+
+  data(chunk: Buffer): void {
+    this.#stream!.data(chunk);
+  }
+
+  end(): void {
+    this.#stream!.end();
+  }
+
+  fail(error: Error): void {
+    if (this.#stream) this.#stream.fail(error);
+    else this.#reject(error);
+  }
 }
 
 /**
@@ -150,25 +186,46 @@ function requestStream(pool: Pool, options: Dispatcher.RequestOptions): Promise<
  * answered.
  */
 function requestText(pool: Pool, options: Dispatcher.RequestOptions): Promise<TextResponse> {
-  return new Promise((resolve, reject) => {
-    let statusCode = 0;
-    let headers: IncomingHttpHeaders = {};
-    const parts: Buffer[] = [];
-    const text = () => {
-      const decoded = (parts.length === 1 ? parts[0]! : Buffer.concat(parts)).toString('utf8');
-      // As undici's body.text(): a byte-order mark is not part of the text.
-      return decoded.charCodeAt(0) === 0xfeff ? decoded.slice(1) : decoded;
-    };
-    callUpstream(pool, options, {
-      start(_controller, code, received) {
-        statusCode = code;
-        headers = received;
-      },
-      data: (chunk) => void parts.push(chunk),
-      end: () => resolve({ statusCode, headers, text: text(), bodyError: null }),
-      fail: (error) => (statusCode === 0 ? reject(error) : resolve({ statusCode, headers, text: text(), bodyError: error })),
-    });
-  });
+  return new Promise((resolve, reject) => callUpstream(pool, options, new TextReply(resolve, reject)));
+}
+
+/** Reads a call for `requestText` (a class for the reason `UpstreamCall` is one). */
+class TextReply implements ReplyReader {
+  #statusCode = 0;
+  #headers: IncomingHttpHeaders = {};
+  readonly #parts: Buffer[] = [];
+  readonly #resolve: (response: TextResponse) => void;
+  readonly #reject: (error: Error) => void;
+
+  constructor(resolve: (response: TextResponse) => void, reject: (error: Error) => void) {
+    this.#resolve = resolve;
+    this.#reject = reject;
+  }
+
+  start(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.#statusCode = statusCode;
+    this.#headers = headers;
+  }
+
+  data(chunk: Buffer): void {
+    this.#parts.push(chunk);
+  }
+
+  end(): void {
+    this.#resolve({ statusCode: this.#statusCode, headers: this.#headers, text: this.#text(), bodyError: null });
+  }
+
+  fail(error: Error): void {
+    if (this.#statusCode === 0) this.#reject(error);
+    else this.#resolve({ statusCode: this.#statusCode, headers: this.#headers, text: this.#text(), bodyError: error });
+  }
+
+  #text(): string {
+    const parts = this.#parts;
+    const decoded = (parts.length === 1 ? parts[0]! : Buffer.concat(parts)).toString('utf8');
+    // As undici's body.text(): a byte-order mark is not part of the text.
+    return decoded.charCodeAt(0) === 0xfeff ? decoded.slice(1) : decoded;
+  }
 }
 
 /** The turn's id goes along as `x-request-id`, so a model server's logs and svc's ledger name a request alike. */
