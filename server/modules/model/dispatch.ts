@@ -88,38 +88,35 @@ async function tryDeployments<R extends { statusCode: number; headers: IncomingH
   throw failure ?? new UpstreamFailure('upstream_unavailable', 'No upstream is configured for this model.', null);
 }
 
-/** What one call through undici's dispatch API reports to its reader (`callUpstream`). */
-interface ReplyReader {
-  /** The status line and headers (informational 1xx answers are not passed on). */
-  start(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void;
-  data(chunk: Buffer): void;
-  end(): void;
-  fail(error: Error): void;
-}
-
-/** One call through undici's dispatch API, without a body stream around the reply; the client's going away aborts it. */
-function callUpstream(pool: Pool, options: Dispatcher.RequestOptions, reader: ReplyReader): void {
-  pool.dispatch({ path: options.path, method: options.method, headers: options.headers, body: options.body }, new UpstreamCall(options.signal as unknown as ClientSignal, reader));
-}
-
 /**
- * The dispatch handler of one call. A class rather than an object literal: once a literal's objects have
- * outlived a few scavenges (as every handler does while its upstream takes its time), V8 may allocate that
- * literal's objects straight in the old generation, and a dead old object keeps what it points to alive until
- * the next full collection. With these three classes, S3 run right after S2's 200 ms requests was ~8 %
- * faster (README Performance, fifth pass).
+ * One call through undici's dispatch API, without a body stream around the reply; the client's going away
+ * aborts it. A subclass reads the reply and settles the call's promise (`resolve`, `reject`).
+ *
+ * Classes rather than object literals closing over the request: once a literal's objects have outlived a
+ * few scavenges (as every call does while its upstream takes its time), V8 may allocate that literal's
+ * objects straight in the old generation, and a dead old object keeps what it points to alive until the next
+ * full collection. With classes, S3 run right after S2's 200 ms requests was ~8 % faster (README
+ * Performance, fifth pass).
  */
-class UpstreamCall implements Dispatcher.DispatchHandler {
+abstract class UpstreamCall<T> implements Dispatcher.DispatchHandler {
+  protected readonly resolve: (value: T) => void;
+  protected readonly reject: (error: Error) => void;
   readonly #signal: ClientSignal;
-  readonly #reader: ReplyReader;
   #controller: Dispatcher.DispatchController | null = null;
   readonly #abort = () => this.#controller?.abort(new errors.RequestAbortedError());
 
-  constructor(signal: ClientSignal, reader: ReplyReader) {
+  constructor(signal: ClientSignal, resolve: (value: T) => void, reject: (error: Error) => void) {
+    this.resolve = resolve;
+    this.reject = reject;
     this.#signal = signal;
-    this.#reader = reader;
     signal.once('abort', this.#abort);
   }
+
+  /** The status line and headers (informational 1xx answers are not passed on). */
+  protected abstract start(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void;
+  protected abstract data(chunk: Buffer): void;
+  protected abstract end(): void;
+  protected abstract fail(error: Error): void;
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
@@ -127,56 +124,53 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
-    if (statusCode >= 200) this.#reader.start(controller, statusCode, headers);
+    if (statusCode >= 200) this.start(controller, statusCode, headers);
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.#reader.data(chunk);
+    this.data(chunk);
   }
 
   onResponseEnd(): void {
     this.#signal.off('abort', this.#abort);
-    this.#reader.end();
+    this.end();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     this.#signal.off('abort', this.#abort);
-    this.#reader.fail(error);
+    this.fail(error);
   }
+}
+
+/** Sends the call's request; `call` reads the reply. */
+function callUpstream<T>(pool: Pool, options: Dispatcher.RequestOptions, call: UpstreamCall<T>): void {
+  pool.dispatch({ path: options.path, method: options.method, headers: options.headers, body: options.body }, call);
 }
 
 /** A call answered at its status line, with its body to be relayed. */
 function requestStream(pool: Pool, options: Dispatcher.RequestOptions): Promise<UpstreamStream> {
-  return new Promise((resolve, reject) => callUpstream(pool, options, new StreamReply(resolve, reject)));
+  return new Promise((resolve, reject) => callUpstream(pool, options, new StreamCall(options.signal as unknown as ClientSignal, resolve, reject)));
 }
 
-/** Reads a call for `requestStream` (a class for the reason `UpstreamCall` is one). */
-class StreamReply implements ReplyReader {
+class StreamCall extends UpstreamCall<UpstreamStream> {
   #stream: UpstreamStream | null = null;
-  readonly #resolve: (stream: UpstreamStream) => void;
-  readonly #reject: (error: Error) => void;
 
-  constructor(resolve: (stream: UpstreamStream) => void, reject: (error: Error) => void) {
-    this.#resolve = resolve;
-    this.#reject = reject;
-  }
-
-  start(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+  protected start(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.#stream = new UpstreamStream(controller, statusCode, headers);
-    this.#resolve(this.#stream);
+    this.resolve(this.#stream);
   }
 
-  data(chunk: Buffer): void {
+  protected data(chunk: Buffer): void {
     this.#stream!.data(chunk);
   }
 
-  end(): void {
+  protected end(): void {
     this.#stream!.end();
   }
 
-  fail(error: Error): void {
+  protected fail(error: Error): void {
     if (this.#stream) this.#stream.fail(error);
-    else this.#reject(error);
+    else this.reject(error);
   }
 }
 
@@ -186,38 +180,30 @@ class StreamReply implements ReplyReader {
  * answered.
  */
 function requestText(pool: Pool, options: Dispatcher.RequestOptions): Promise<TextResponse> {
-  return new Promise((resolve, reject) => callUpstream(pool, options, new TextReply(resolve, reject)));
+  return new Promise((resolve, reject) => callUpstream(pool, options, new TextCall(options.signal as unknown as ClientSignal, resolve, reject)));
 }
 
-/** Reads a call for `requestText` (a class for the reason `UpstreamCall` is one). */
-class TextReply implements ReplyReader {
+class TextCall extends UpstreamCall<TextResponse> {
   #statusCode = 0;
   #headers: IncomingHttpHeaders = {};
   readonly #parts: Buffer[] = [];
-  readonly #resolve: (response: TextResponse) => void;
-  readonly #reject: (error: Error) => void;
 
-  constructor(resolve: (response: TextResponse) => void, reject: (error: Error) => void) {
-    this.#resolve = resolve;
-    this.#reject = reject;
-  }
-
-  start(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+  protected start(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.#statusCode = statusCode;
     this.#headers = headers;
   }
 
-  data(chunk: Buffer): void {
+  protected data(chunk: Buffer): void {
     this.#parts.push(chunk);
   }
 
-  end(): void {
-    this.#resolve({ statusCode: this.#statusCode, headers: this.#headers, text: this.#text(), bodyError: null });
+  protected end(): void {
+    this.resolve({ statusCode: this.#statusCode, headers: this.#headers, text: this.#text(), bodyError: null });
   }
 
-  fail(error: Error): void {
-    if (this.#statusCode === 0) this.#reject(error);
-    else this.#resolve({ statusCode: this.#statusCode, headers: this.#headers, text: this.#text(), bodyError: error });
+  protected fail(error: Error): void {
+    if (this.#statusCode === 0) this.reject(error);
+    else this.resolve({ statusCode: this.#statusCode, headers: this.#headers, text: this.#text(), bodyError: error });
   }
 
   #text(): string {
