@@ -36,6 +36,11 @@ export interface HttpReply {
   readonly raw: ServerResponse;
   /** The executor writes `raw` itself (streams). */
   hijack(): unknown;
+  /**
+   * `hijack`, then the status line and the headers (the reply's own, then these) written in one go. The chat
+   * lane's reply has it; for Fastify's, `writeRawHead` does `hijack` and `raw.writeHead`.
+   */
+  head?(status: number, headers: Record<string, string>): void;
   header(name: string, value: string): HttpReply;
   headers(values: Record<string, string>): HttpReply;
   type(contentType: string): HttpReply;
@@ -78,4 +83,13 @@ export interface TurnPlan<Call, Output = void> {
   worstCase: Metered;
 
   call: Call;
+}
+
+/** Takes `reply` over for an executor that writes the body itself, and writes its status line and headers. */
+export function writeRawHead(reply: HttpReply, status: number, headers: Record<string, string>): void {
+  if (reply.head) reply.head(status, headers);
+  else {
+    reply.hijack();
+    reply.raw.writeHead(status, headers);
+  }
 }

@@ -8,7 +8,8 @@
  *
  * Scenarios: `s1` (one connection, 3,000 sequential requests: p50, p99 and svc's CPU per request), `s3` (64
  * connections for 3 s: req/s and CPU per request), `s4` (streams of 100 chunks, `--streams=100`: added
- * time to first token and CPU per 1,000 chunks). CPU is the svc process's, all threads, from /proc. Both
+ * time to first token and CPU per 1,000 chunks; `--chunks=4` makes them short, to weigh what a stream's
+ * start and end cost). CPU is the svc process's, all threads, from /proc. Both
  * trees share one scripted upstream, database server and Redis; each gets its own database and key prefix.
  */
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -21,7 +22,8 @@ import { LOAD_CORE, startUpstream } from './systems.ts';
 
 const [otherTree, scenario = 's3', roundsArg = '8'] = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
 const streamCount = Number(process.argv.find((arg) => arg.startsWith('--streams='))?.slice('--streams='.length) ?? 100);
-if (!otherTree || !['s1', 's3', 's4'].includes(scenario)) throw new Error('usage: node test/bench/ab.ts <other tree> <s1|s3|s4> [rounds] [--streams=100]');
+const chunks = Number(process.argv.find((arg) => arg.startsWith('--chunks='))?.slice('--chunks='.length) ?? 100);
+if (!otherTree || !['s1', 's3', 's4'].includes(scenario)) throw new Error('usage: node test/bench/ab.ts <other tree> <s1|s3|s4> [rounds] [--streams=100] [--chunks=100]');
 const rounds = Number(roundsArg);
 
 /** CPU milliseconds of a process so far, every thread (clock ticks of 10 ms). */
@@ -59,8 +61,10 @@ async function round(system: SvcSystem): Promise<number[]> {
     const r = await closedLoop(system.target(false), plainBody, 64, 3000);
     return [r.rps, ((cpuMs(system.pid) - before) / Math.max(1, r.ok)) * 1000];
   }
-  await upstream.setScript({ latencyMs: 0, chunks: 100, firstChunkDelayMs: 50, intervalMs: 20 });
-  const r = await streams(system.target(true), streamBody, streamCount, 100, { perWorker: 2, staggerMs: 50 + 100 * 20, skipFirst: true });
+  await upstream.setScript({ latencyMs: 0, chunks, firstChunkDelayMs: 50, intervalMs: 20 });
+  // About 4 s of streams per round, whatever their length.
+  const perWorker = Math.max(2, Math.round(4000 / (50 + chunks * 20)));
+  const r = await streams(system.target(true), streamBody, streamCount, chunks, { perWorker, staggerMs: 50 + chunks * 20, skipFirst: true });
   return [percentile(r.ttftUs, 50), ((cpuMs(system.pid) - before) * 1000) / Math.max(1, r.chunksRelayed)];
 }
 

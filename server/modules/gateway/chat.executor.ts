@@ -19,7 +19,7 @@ import { AppError, type Bilingual } from '../../errors/app-error.ts';
 import type { ErrorCode } from '../../errors/codes.ts';
 import { writeChunk } from '../../http/chunked.ts';
 import { envelopeFor } from '../../http/envelope.ts';
-import type { Exchange, Executor, TurnPlan } from '../../metering/executor.ts';
+import { writeRawHead, type Exchange, type Executor, type TurnPlan } from '../../metering/executor.ts';
 import { serverTiming, type Metered, type Turn } from '../../metering/turn.ts';
 import { classifyUpstreamError, UpstreamFailure } from '../../metering/upstream-failure.ts';
 import { dispatchStream, dispatchText, type UpstreamRequest } from '../model/dispatch.ts';
@@ -202,8 +202,7 @@ export class ChatExecutor implements Executor<ChatCall> {
     const text = framer.push(Buffer.from(replayAsChunks(completion))).toString() + (await framer.end(call.includeUsage ? completion.usage : null));
     const reply = exchange.reply!;
     turn.output = true;
-    reply.hijack();
-    reply.raw.writeHead(200, streamHeaders(turn, serverTiming(turn, upstreamMs)));
+    writeRawHead(reply, 200, streamHeaders(turn, serverTiming(turn, upstreamMs)));
     reply.raw.end(text);
   }
 
@@ -229,8 +228,7 @@ export class ChatExecutor implements Executor<ChatCall> {
         let written = true;
         if (text.length > 0) {
           if (!turn.output) {
-            reply.hijack();
-            raw.writeHead(200, streamHeaders(turn, timing));
+            writeRawHead(reply, 200, streamHeaders(turn, timing));
             turn.output = true;
             written = raw.write(text);
           } else written = typeof text === 'string' ? raw.write(text) : writeChunk(raw, text);

@@ -3,6 +3,7 @@
  * streamed, 400 invalid_json, poisoned keys, no body), request ids, the rate-limit headers, metrics and the
  * one log line; the path with a query string or trailing slash, and other methods (405).
  */
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerRows, startHarness, type Harness, type Member } from './harness.ts';
 
@@ -105,6 +106,37 @@ describe('the route is an ordinary citizen', () => {
     expect(row!.client_request_id).toBe(id);
     expect(row!.request_id).toMatch(/^mbr_[A-Za-z0-9_-]{26}$/);
     expect(row!.request_id).not.toBe(id);
+  });
+
+  it('streams with each header once, through the lane and through Fastify', async () => {
+    const id = 'mbr_ChatPathStreamHead_000001';
+    for (const path of ['/v1/chat/completions', '/v1/chat/completions?trace=1']) {
+      // node:http keeps every header line apart (fetch would join repeats with a comma).
+      const { status, rawHeaders, text } = await new Promise<{ status: number; rawHeaders: string[]; text: string }>((resolve, reject) => {
+        const request = httpRequest(`${h.app.url}${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${m.key}`, 'content-type': 'application/json', 'x-svc-request-id': id },
+        });
+        request.on('response', (response) => {
+          let body = '';
+          response.setEncoding('utf8');
+          response.on('data', (part: string) => (body += part));
+          response.on('end', () => resolve({ status: response.statusCode!, rawHeaders: response.rawHeaders, text: body }));
+        });
+        request.on('error', reject);
+        request.end(JSON.stringify({ ...chat, stream: true }));
+      });
+      expect(status, path).toBe(200);
+      const names = rawHeaders.filter((_, i) => i % 2 === 0).map((name) => name.toLowerCase());
+      expect(names.filter((name, i) => names.indexOf(name) !== i), path).toEqual([]);
+      const header = (name: string) => rawHeaders[names.indexOf(name) * 2 + 1];
+      expect(header('content-type'), path).toBe('text/event-stream; charset=utf-8');
+      expect(header('x-svc-request-id'), path).toBe(id);
+      expect(header('x-request-id'), path).toBe(id);
+      expect(header('x-ratelimit-limit'), path).toMatch(/^\d+$/);
+      expect(header('server-timing'), path).toMatch(/^auth;dur=/);
+      expect(text.endsWith('data: [DONE]\n\n'), path).toBe(true);
+    }
   });
 
   it('is counted in /metrics and logged once, with its request id and no credential', async () => {
