@@ -25,9 +25,7 @@ interface Series {
  */
 export function createHttpMetrics(): HttpMetrics {
   const registry = new Registry();
-  // The event-loop lag histogram samples every 100 ms, not prom-client's 10: each sample is a timer that
-  // wakes the process, and 100 wake-ups a second were most of an idle svc's CPU (README Performance).
-  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
+  collectDefaultMetrics({ register: registry });
   const series = new Map<string, Series>();
   registry.registerMetric({
     name: 'svc_http_requests_total',
