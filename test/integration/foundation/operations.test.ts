@@ -41,6 +41,19 @@ describe('operations (real PostgreSQL + Redis)', () => {
     expect(text).toMatch(/svc_http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/api\/membership\/plans",status="200"\} \d+/);
   });
 
+  it('/metrics samples the event-loop lag every 10 ms: its gauges include the tick, so a longer one would read as lag', async () => {
+    // prom-client's lag gauges are the time between its histogram's ticks; each scrape resets the histogram.
+    const minimum = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const text = await (await fetch(`${testApp.url}/metrics`)).text();
+      return Number(/^nodejs_eventloop_lag_min_seconds (\S+)$/m.exec(text)?.[1]);
+    };
+    await minimum();
+    const seconds = await minimum();
+    expect(seconds).toBeGreaterThan(0.005);
+    expect(seconds).toBeLessThan(0.05);
+  });
+
   it('logs are JSON with the request id and never an Authorization header or cookie', async () => {
     const secret = 'svc_live_ThisMustNeverBeLogged0123456789';
     const id = 'mbr_LogCorrelationProbe_000001';
