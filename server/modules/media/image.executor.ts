@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../../config/config.ts';
 import { AppError } from '../../errors/app-error.ts';
-import type { Exchange, Executor, TurnPlan } from '../../metering/executor.ts';
+import { writeRawHead, type Exchange, type Executor, type TurnPlan } from '../../metering/executor.ts';
 import { serverTiming, type Metered, type Turn } from '../../metering/turn.ts';
 import { UpstreamFailure } from '../../metering/upstream-failure.ts';
 import type { ChatBody, ChatMessage } from '../gateway/chat.validate.ts';
@@ -141,8 +141,7 @@ export class ImageExecutor implements Executor<ImageCall> {
     text += chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]);
     if (call.includeUsage) text += chunk([], { usage });
     text += 'data: [DONE]\n\n';
-    reply.hijack();
-    reply.raw.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    writeRawHead(reply, 200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
     reply.raw.end(text);
   }
 }

@@ -14,7 +14,7 @@
  */
 import type { Config } from '../../config/config.ts';
 import { AppError } from '../../errors/app-error.ts';
-import type { Exchange, Executor, TurnPlan } from '../../metering/executor.ts';
+import { writeRawHead, type Exchange, type Executor, type TurnPlan } from '../../metering/executor.ts';
 import { serverTiming, type Metered, type Turn } from '../../metering/turn.ts';
 import { classifyUpstreamError, UpstreamFailure } from '../../metering/upstream-failure.ts';
 import { drained } from '../gateway/chat.executor.ts';
@@ -226,8 +226,7 @@ export class SpeechExecutor implements Executor<SpeechCall> {
   async #relay(turn: Turn, call: SpeechCall, exchange: Exchange, audio: EncodedAudio): Promise<void> {
     const reply = exchange.reply!;
     const raw = reply.raw;
-    reply.hijack();
-    raw.writeHead(200, {
+    writeRawHead(reply, 200, {
       'content-type': audio.contentType,
       'cache-control': 'no-store',
       'x-content-type-options': 'nosniff',

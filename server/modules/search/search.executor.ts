@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { AppError, bilingual } from '../../errors/app-error.ts';
-import type { ClientSignal, Exchange, Executor, TurnPlan } from '../../metering/executor.ts';
+import { writeRawHead, type ClientSignal, type Exchange, type Executor, type TurnPlan } from '../../metering/executor.ts';
 import { serverTiming, type Metered, type Turn } from '../../metering/turn.ts';
 import type { ChatBody, ChatMessage } from '../gateway/chat.validate.ts';
 import { TokenEstimate, tokenizer } from '../gateway/token-estimate.ts';
@@ -174,8 +174,7 @@ export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
     text += chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]);
     if (includeUsage) text += chunk([], { usage });
     text += 'data: [DONE]\n\n';
-    reply.hijack();
-    reply.raw.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    writeRawHead(reply, 200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
     reply.raw.end(text);
     return result;
   }
