@@ -3,7 +3,8 @@
  *   [-- --scenarios=s1,s2,s3,s4,s5] [-- --autocannon] [-- --svc-log-level=warn] [-- --svc-node-flags='--max-semi-space-size=8'] [-- --exact]`
  * (`--profile` writes a V8 CPU profile of svc to bench-results/<timestamp>-profile/; `--exact` turns svc's admission leases off.)
  * Two other modes, each on its own:
- *   `--instances=N` or `--instances=1,2,4` [`--duration=8s`]: N svc processes on one database and Redis (scale.ts);
+ *   `--instances=N` or `--instances=1,2,4` [`--duration=8s`] [`--instances-of=passthrough`]: N svc processes on one
+ *     database and Redis (scale.ts), or N bare passthroughs as the control;
  *   `--soak=10m` [`--soak-rate=40`] [`--soak-sample=10s`]: a fixed rate with streams, svc sampled every 10 s (soak.ts).
  *
  * Starts the scripted upstream and every system under test as pinned child processes, runs the
@@ -57,6 +58,8 @@ if (instancesArg !== undefined || soakArg !== undefined) {
       const counts = instancesArg.split(',').map((n) => Number(n));
       if (counts.some((n) => !Number.isInteger(n) || n < 1 || n > 64)) throw new Error(`bench: --instances wants whole numbers from 1 to 64, such as 2 or 1,2,4; not ${instancesArg}`);
       const duration = args.find((a) => a.startsWith('--duration='))?.slice('--duration='.length);
+      const of = args.find((a) => a.startsWith('--instances-of='))?.slice('--instances-of='.length) ?? 'svc';
+      if (of !== 'svc' && of !== 'passthrough') throw new Error(`bench: --instances-of wants svc or passthrough; not ${of}`);
       passed = await runScale({
         counts,
         quick,
@@ -67,6 +70,7 @@ if (instancesArg !== undefined || soakArg !== undefined) {
         outFile: scaleOutFile(outDir, stamp),
         logOf,
         svc: svcOptions,
+        system: of,
         say,
       });
     } else {

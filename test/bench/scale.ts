@@ -7,8 +7,9 @@
  *
  * The ceiling on a small machine: every svc shares the cores not used by the load generator and the
  * upstream (one core on a 2-core machine), and PostgreSQL and Redis run there too, so N > 1 measures the
- * cost of coordination through Redis rather than added capacity. On a machine with spare cores each
- * instance is pinned to its own.
+ * cost of N processes on one core rather than added capacity. On a machine with spare cores each
+ * instance is pinned to its own. `--instances-of=passthrough` runs the same with N bare passthroughs
+ * (no ledger, nothing shared): the control, which tells the machine's share of that cost from svc's.
  */
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -17,7 +18,7 @@ import { sampleProc } from './procs.ts';
 import { median } from './report.ts';
 import { plainBody } from './scenarios.ts';
 import { startSvcGroup, type LedgerCheck, type SvcOptions } from './svc.ts';
-import { quietStats, type Upstream, type UpstreamStats } from './systems.ts';
+import { quietStats, startPassthrough, sutCores, type Upstream, type UpstreamStats } from './systems.ts';
 
 export interface ScaleOptions {
   counts: number[];
@@ -29,7 +30,17 @@ export interface ScaleOptions {
   outFile: string;
   logOf: (name: string) => string;
   svc: SvcOptions;
+  /** What runs N times: svc, or the bare passthrough as the control. */
+  system: 'svc' | 'passthrough';
   say: (text: string) => void;
+}
+
+/** N instances of one system; `ledgerCheck` null for the passthrough, which keeps none. */
+interface Group {
+  instances: { origin: string; pid: number }[];
+  headers: Record<string, string>;
+  ledgerCheck: ((emitted: UpstreamStats) => Promise<LedgerCheck>) | null;
+  stop(): Promise<void>;
 }
 
 interface ScaleResult {
@@ -38,21 +49,27 @@ interface ScaleResult {
   perInstanceRps: number[];
   errors: number;
   cpuMsPerReq: number;
-  ledger: LedgerCheck;
+  ledger: LedgerCheck | null;
 }
+
+/** Warm-up per instance, full and `--quick`. */
+const WARMUP_MS = 5000;
+const WARMUP_QUICK_MS = 1500;
 
 export async function runScale(options: ScaleOptions): Promise<boolean> {
   const { upstream, say } = options;
   const results: ScaleResult[] = [];
   await upstream.setScript({ latencyMs: 0 });
   for (const count of options.counts) {
-    const group = await startSvcGroup(upstream, count, (i) => options.logOf(`svc-n${count}-${i + 1}`), options.svc);
+    const group = await startGroup(options, count);
     try {
       say(`instances=${count}: ${group.instances.map((instance) => `pid ${instance.pid}`).join(', ')}`);
       const targets = group.instances.map((instance) => ({ origin: instance.origin, path: '/v1/chat/completions', headers: group.headers }));
       const before = await upstream.stats();
-      // Warm-up (JIT, connections, caches) — billed and counted like the rest.
-      await closedLoopRoundRobin(targets, plainBody, options.connections, options.quick ? 300 : 1000);
+      // Warm-up (JIT, connections, caches, lease sizes) — billed and counted like the rest. Per instance:
+      // one svc reaches its steady rate after ~4 s of this load (~12,000 requests), and N instances share
+      // the load, so each takes N times as long. With 1 s for every N, the N > 1 rows were measured cold.
+      await closedLoopRoundRobin(targets, plainBody, options.connections, count * (options.quick ? WARMUP_QUICK_MS : WARMUP_MS));
       const rounds: { rps: number; perTarget: number[]; errors: number; cpuMsPerReq: number }[] = [];
       for (let round = 0; round < options.rounds; round++) {
         const cpuBefore = await Promise.all(group.instances.map((instance) => sampleProc(instance.pid)));
@@ -63,7 +80,7 @@ export async function runScale(options: ScaleOptions): Promise<boolean> {
         say(`  round ${round + 1}/${options.rounds}: ${Math.round(r.rps)} req/s (${r.perTarget.map((t) => Math.round(t.rps)).join(' + ')}), ${r.errors} errors`);
       }
       const emitted = delta(before, await quietStats(upstream));
-      const ledger = await group.ledgerCheck(emitted);
+      const ledger = group.ledgerCheck ? await group.ledgerCheck(emitted) : null;
       results.push({
         instances: count,
         rps: median(rounds.map((r) => r.rps)),
@@ -72,21 +89,36 @@ export async function runScale(options: ScaleOptions): Promise<boolean> {
         cpuMsPerReq: median(rounds.map((r) => r.cpuMsPerReq)),
         ledger,
       });
-      say(`  ${ledger.ok ? 'MET   ' : 'MISSED'}  ledger: ${ledger.message}`);
+      if (ledger) say(`  ${ledger.ok ? 'MET   ' : 'MISSED'}  ledger: ${ledger.message}`);
     } finally {
       await group.stop();
     }
   }
   say('');
   say(table(results));
-  writeFileSync(options.outFile, JSON.stringify({ mode: 'instances', quick: options.quick, connections: options.connections, durationMs: options.durationMs, rounds: options.rounds, results }, null, 2));
+  writeFileSync(options.outFile, JSON.stringify({ mode: 'instances', system: options.system, quick: options.quick, connections: options.connections, durationMs: options.durationMs, rounds: options.rounds, results }, null, 2));
   say(`bench: wrote ${options.outFile}`);
-  return results.every((r) => r.ledger.ok);
+  return results.every((r) => r.ledger === null || r.ledger.ok);
+}
+
+async function startGroup(options: ScaleOptions, count: number): Promise<Group> {
+  const { upstream } = options;
+  if (options.system === 'svc') return startSvcGroup(upstream, count, (i) => options.logOf(`svc-n${count}-${i + 1}`), options.svc);
+  const cores = sutCores();
+  const systems = await Promise.all(Array.from({ length: count }, (_, i) => startPassthrough(upstream, options.logOf(`passthrough-n${count}-${i + 1}`), cores[i % cores.length])));
+  return {
+    instances: systems.map((system) => ({ origin: system.target(false).origin, pid: system.pid })),
+    headers: systems[0]!.target(false).headers,
+    ledgerCheck: null,
+    stop: async () => {
+      await Promise.all(systems.map((system) => system.stop()));
+    },
+  };
 }
 
 function table(results: ScaleResult[]): string {
   const rows = [
-    ['instances', 'req/s total', 'req/s per instance', '× 1 instance', 'svc CPU ms/req', 'errors', 'ledger'],
+    ['instances', 'req/s total', 'req/s per instance', '× 1 instance', 'CPU ms/req', 'errors', 'ledger'],
     ...results.map((r) => [
       String(r.instances),
       Math.round(r.rps).toLocaleString('en-US'),
@@ -94,7 +126,7 @@ function table(results: ScaleResult[]): string {
       results[0] ? (r.rps / results[0].rps).toFixed(2) : '—',
       r.cpuMsPerReq.toFixed(3),
       String(r.errors),
-      r.ledger.ok ? 'exact' : 'MISMATCH',
+      r.ledger === null ? '—' : r.ledger.ok ? 'exact' : 'MISMATCH',
     ]),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));

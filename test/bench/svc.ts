@@ -6,7 +6,6 @@
  * stays in the child's outbox); it signs in and mints a personal key over HTTP, as a real user would.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { cpus } from 'node:os';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Redis } from 'ioredis';
@@ -15,7 +14,7 @@ import { stringify } from 'yaml';
 import { defaultPlans } from '../../server/config/catalogue.ts';
 import { hashPassword } from '../../server/modules/account/password.ts';
 import { freePort, spawnPinned, waitForPort, type Child } from './procs.ts';
-import { LOAD_CORE, ROOT, SUT_CORE, type Delivered, type System, type Upstream, type UpstreamStats } from './systems.ts';
+import { ROOT, sutCores, type Delivered, type System, type Upstream, type UpstreamStats } from './systems.ts';
 
 const PG_ADMIN = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -169,11 +168,6 @@ export async function startSvcGroup(upstream: Upstream, count: number, logOf: (i
   }
 }
 
-/** Cores for svc processes: every core but the load generator's, or the one SUT core on a 2-core machine. */
-function sutCores(): number[] {
-  const all = Array.from({ length: cpus().length }, (_, i) => i).filter((core) => core !== LOAD_CORE);
-  return all.length > 0 ? all : [SUT_CORE];
-}
 
 function delta(before: UpstreamStats, after: UpstreamStats): UpstreamStats {
   return {

@@ -6,6 +6,7 @@
  *   svc          see svc.ts.
  * The scripted upstream runs on the load generator's core; every system under test on the other one.
  */
+import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 import type { Script } from '../fixtures/scripted-upstream.ts';
 import type { Target } from './load.ts';
@@ -93,15 +94,21 @@ export function directSystem(upstream: Upstream): System {
   };
 }
 
-async function startChild(name: string, args: string[], port: number, log: string, env: Record<string, string> = {}): Promise<Child> {
-  const child = spawnPinned(name, process.execPath, args, { core: SUT_CORE, log, cwd: ROOT, env });
+/** Cores for the systems under test: every core but the load generator's, or the one SUT core on a 2-core machine. */
+export function sutCores(): number[] {
+  const all = Array.from({ length: cpus().length }, (_, i) => i).filter((core) => core !== LOAD_CORE);
+  return all.length > 0 ? all : [SUT_CORE];
+}
+
+async function startChild(name: string, args: string[], port: number, log: string, env: Record<string, string> = {}, core = SUT_CORE): Promise<Child> {
+  const child = spawnPinned(name, process.execPath, args, { core, log, cwd: ROOT, env });
   await waitForPort(port, child);
   return child;
 }
 
-export async function startPassthrough(upstream: Upstream, log: string): Promise<System> {
+export async function startPassthrough(upstream: Upstream, log: string, core = SUT_CORE): Promise<System> {
   const port = await freePort();
-  const child = await startChild('passthrough', [resolve(import.meta.dirname, 'passthrough.ts'), String(port), upstream.origin], port, log);
+  const child = await startChild('passthrough', [resolve(import.meta.dirname, 'passthrough.ts'), String(port), upstream.origin], port, log, {}, core);
   return {
     name: 'passthrough',
     pid: child.pid,
