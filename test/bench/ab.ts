@@ -5,6 +5,7 @@
  *
  *   git worktree add /tmp/base <ref> && ln -s "$PWD/node_modules" /tmp/base/node_modules
  *   node test/bench/ab.ts /tmp/base s3 [rounds=8]     # A = /tmp/base, B = this tree
+ *   node test/bench/ab.ts . s3 --b-node-flags='--single-threaded-gc'   # one tree, B with other Node flags
  *
  * Scenarios: `s1` (one connection, 3,000 sequential requests: p50, p99 and svc's CPU per request), `s3` (64
  * connections for 3 s: req/s and CPU per request), `s4` (streams of 100 chunks, `--streams=100`: added
@@ -25,6 +26,8 @@ const streamCount = Number(process.argv.find((arg) => arg.startsWith('--streams=
 const chunks = Number(process.argv.find((arg) => arg.startsWith('--chunks='))?.slice('--chunks='.length) ?? 100);
 if (!otherTree || !['s1', 's3', 's4'].includes(scenario)) throw new Error('usage: node test/bench/ab.ts <other tree> <s1|s3|s4> [rounds] [--streams=100] [--chunks=100]');
 const rounds = Number(roundsArg);
+/** Node flags added to one side's svc (`--a-node-flags=`, `--b-node-flags=`, space-separated): an A/B of flags. */
+const nodeFlags = (side: 'a' | 'b') => process.argv.find((arg) => arg.startsWith(`--${side}-node-flags=`))?.slice(`--${side}-node-flags=`.length).split(' ').filter(Boolean) ?? [];
 
 /** CPU milliseconds of a process so far, every thread (clock ticks of 10 ms). */
 function cpuMs(pid: number): number {
@@ -43,8 +46,8 @@ mkdirSync(resolve(otherTree, 'bench-results'), { recursive: true });
 const other = (await import(resolve(otherTree, 'test/bench/svc.ts'))) as { startSvc: typeof startSvc };
 const upstream = await startUpstream('/dev/null');
 const systems: Record<'A' | 'B', SvcSystem> = {
-  A: await other.startSvc(upstream, '/dev/null'),
-  B: await startSvc(upstream, '/dev/null'),
+  A: await other.startSvc(upstream, '/dev/null', { nodeFlags: nodeFlags('a') }),
+  B: await startSvc(upstream, '/dev/null', { nodeFlags: nodeFlags('b') }),
 };
 
 const names = { s1: ['p50 µs', 'p99 µs', 'CPU µs/request'], s3: ['req/s', 'CPU µs/request'], s4: ['TTFT p50 µs', 'CPU ms/1,000 chunks'] }[scenario]!;
@@ -82,7 +85,8 @@ try {
   await upstream.stop();
 }
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-process.stdout.write(`A/B ${scenario}, ${rounds} rounds each, interleaved; A = ${otherTree}, B = this tree\n`);
+const flagged = (side: 'a' | 'b') => (nodeFlags(side).length > 0 ? ` with ${nodeFlags(side).join(' ')}` : '');
+process.stdout.write(`A/B ${scenario}, ${rounds} rounds each, interleaved; A = ${otherTree}${flagged('a')}, B = this tree${flagged('b')}\n`);
 for (const name of ['A', 'B'] as const) {
   const columns = names.map((label, j) => `${label} ${median(results[name].map((r) => r[j]!)).toFixed(1)} [${results[name].map((r) => r[j]!.toFixed(0)).join(' ')}]`);
   process.stdout.write(`${name}  ${columns.join('   ')}\n`);
