@@ -33,12 +33,27 @@ export interface AdmissionDeps {
   settlement: Settlement;
 }
 
+/** A principal's last rate rules and what they were made from: the same inputs give the same (immutable) rules. */
+interface RulesMade {
+  ip: string;
+  payerId: string;
+  credentialId: string;
+  payerPerMinute: number;
+  rules: readonly RateRule[];
+}
+
 export class Admission {
   readonly #deps: AdmissionDeps;
   readonly #streamCap: number;
   readonly #ttlMs: number;
   readonly #ipPerMinute: number;
   readonly #credentialPerMinute: number | undefined;
+  /**
+   * Per principal (the authentication cache hands out the same object for a key until it refreshes it):
+   * a busy key's requests reuse one rules array, and the leasing store its lease key's rules part, instead
+   * of three rule objects, their keys and that string built per request (~1 KB of garbage each).
+   */
+  readonly #rulesOf = new WeakMap<Principal, RulesMade>();
 
   constructor(deps: AdmissionDeps) {
     this.#deps = deps;
@@ -53,13 +68,19 @@ export class Admission {
     return this.#ttlMs;
   }
 
-  /** Per IP, per payer and per credential (DESIGN §4 "Rate limits"). */
-  rateRules(ip: string, principal: Principal, payerPerMinute: number): RateRule[] {
-    return [
-      { key: `ip:${ip}`, limit: this.#ipPerMinute, periodMs: 60_000 },
-      { key: `acct:${principal.payer.id}`, limit: payerPerMinute, periodMs: 60_000, scope: 'payer' },
-      { key: `cred:${principal.credential.id}`, limit: this.#credentialPerMinute ?? payerPerMinute, periodMs: 60_000, scope: 'payer' },
-    ];
+  /** Per IP, per payer and per credential (DESIGN §4 "Rate limits"). The array and its rules are never changed. */
+  rateRules(ip: string, principal: Principal, payerPerMinute: number): readonly RateRule[] {
+    const payerId = principal.payer.id;
+    const credentialId = principal.credential.id;
+    const made = this.#rulesOf.get(principal);
+    if (made && made.ip === ip && made.payerId === payerId && made.credentialId === credentialId && made.payerPerMinute === payerPerMinute) return made.rules;
+    const rules = Object.freeze([
+      Object.freeze({ key: `ip:${ip}`, limit: this.#ipPerMinute, periodMs: 60_000 }),
+      Object.freeze({ key: `acct:${payerId}`, limit: payerPerMinute, periodMs: 60_000, scope: 'payer' as const }),
+      Object.freeze({ key: `cred:${credentialId}`, limit: this.#credentialPerMinute ?? payerPerMinute, periodMs: 60_000, scope: 'payer' as const }),
+    ]);
+    this.#rulesOf.set(principal, { ip, payerId, credentialId, payerPerMinute, rules });
+    return rules;
   }
 
   /**

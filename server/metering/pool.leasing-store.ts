@@ -424,8 +424,20 @@ export class LeasingPoolStore implements PoolStore {
   }
 }
 
+/**
+ * The last lease key made with each rules array, and what else went into it. Admission hands a busy key's
+ * requests one rules array (`Admission.rateRules`) and the windows are one object until the day turns, so
+ * the key is built once per payer and window rather than per request.
+ */
+const keysMade = new WeakMap<readonly RateRule[], { key: string; payerId: string; class: string; streamCap: number; windows: AdmissionRequest['windows'] }>();
+
 /** What a lease is for: one payer, class and set of windows, one set of rate rules (and their limits). */
 function leaseKey(request: AdmissionRequest): string {
-  const { windows } = request;
-  return `${request.payerId}|${request.class}|${request.streamCap}|${windows.day.key}|${windows.week.key}|${windows.month.key}|${request.rateRules.map((rule) => `${rule.key}:${rule.limit}:${rule.periodMs}:${rule.burst ?? ''}`).join('|')}`;
+  const { windows, rateRules } = request;
+  const made = keysMade.get(rateRules);
+  if (made && made.windows === windows && made.payerId === request.payerId && made.class === request.class && made.streamCap === request.streamCap) return made.key;
+  const rules = rateRules.map((rule) => `${rule.key}:${rule.limit}:${rule.periodMs}:${rule.burst ?? ''}`).join('|');
+  const key = `${request.payerId}|${request.class}|${request.streamCap}|${windows.day.key}|${windows.week.key}|${windows.month.key}|${rules}`;
+  keysMade.set(rateRules, { key, payerId: request.payerId, class: request.class, streamCap: request.streamCap, windows });
+  return key;
 }
