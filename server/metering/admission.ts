@@ -50,8 +50,8 @@ export class Admission {
   readonly #credentialPerMinute: number | undefined;
   /**
    * Per principal (the authentication cache hands out the same object for a key until it refreshes it):
-   * a busy key's requests reuse one rules array, and the leasing store its lease key's rules part, instead
-   * of three rule objects, their keys and that string built per request (~1 KB of garbage each).
+   * a busy key's requests reuse one rules array, and the leasing store the lease key it made from it,
+   * instead of three rule objects, their keys and that key built per request (~1.8 KB of garbage each).
    */
   readonly #rulesOf = new WeakMap<Principal, RulesMade>();
 

@@ -14,7 +14,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { LOAD_CORE, ROOT, directSystem, quietStats, startPassthrough, startPortkey, startUpstream, type System, type Upstream, type UpstreamStats } from './systems.ts';
+import { LOAD_CORE, ROOT, directSystem, quietStats, startPassthrough, startPortkey, startUpstream, statsDelta, statsSum, type System, type Upstream, type UpstreamStats } from './systems.ts';
 import { hasTaskset, pinSelf } from './procs.ts';
 import { machine, printTable, printTargets, summarise, targets, type Rounds, type SystemName } from './report.ts';
 import { fullParams, openStreamsScenario, quickParams, scenarios, type Scenario } from './scenarios.ts';
@@ -126,7 +126,7 @@ try {
   say(`bench: systems ${systems.map((s) => `${s.name} (pid ${s.pid})`).join(', ')}`);
 
   // Upstream tokens emitted while svc was being measured, for the ledger check.
-  const svcTokens: UpstreamStats = { requests: 0, promptTokens: 0, completionTokens: 0, aborted: 0 };
+  let svcTokens: UpstreamStats = { requests: 0, promptTokens: 0, completionTokens: 0, aborted: 0 };
   let ledgerGap = 0;
   const measure = async (scenario: Scenario, system: System) => {
     const before = system.name === 'svc' ? await upstream.stats() : undefined;
@@ -134,7 +134,7 @@ try {
     if (before && svc) {
       // An overloaded system keeps forwarding requests its clients gave up on: wait until the upstream
       // is quiet, so everything svc sent for this scenario is counted as svc's.
-      addDelta(svcTokens, before, await quietStats(upstream));
+      svcTokens = statsSum(svcTokens, statsDelta(before, await quietStats(upstream)));
       // Per scenario, so a ledger gap points at the traffic that caused it.
       const rows = await svc.ledgerRows(svcTokens.requests);
       if (rows !== svcTokens.requests - ledgerGap) {
@@ -203,13 +203,6 @@ try {
   for (const system of systems.reverse()) await system.stop().catch(() => undefined);
   await upstream.stop();
   await searxng.close();
-}
-
-function addDelta(into: UpstreamStats, before: UpstreamStats, after: UpstreamStats): void {
-  into.requests += after.requests - before.requests;
-  into.promptTokens += after.promptTokens - before.promptTokens;
-  into.completionTokens += after.completionTokens - before.completionTokens;
-  into.aborted += after.aborted - before.aborted;
 }
 
 function brief(metrics: Record<string, number>): string {

@@ -18,7 +18,7 @@ import { sampleProc } from './procs.ts';
 import { median } from './report.ts';
 import { plainBody } from './scenarios.ts';
 import { startSvcGroup, type LedgerCheck, type SvcOptions } from './svc.ts';
-import { quietStats, startPassthrough, sutCores, type Upstream, type UpstreamStats } from './systems.ts';
+import { quietStats, startPassthrough, statsDelta, sutCores, type System, type Upstream, type UpstreamStats } from './systems.ts';
 
 export interface ScaleOptions {
   counts: number[];
@@ -79,7 +79,7 @@ export async function runScale(options: ScaleOptions): Promise<boolean> {
         rounds.push({ rps: r.rps, perTarget: r.perTarget.map((t) => t.rps), errors: r.errors, cpuMsPerReq: cpuMs / Math.max(1, r.ok) });
         say(`  round ${round + 1}/${options.rounds}: ${Math.round(r.rps)} req/s (${r.perTarget.map((t) => Math.round(t.rps)).join(' + ')}), ${r.errors} errors`);
       }
-      const emitted = delta(before, await quietStats(upstream));
+      const emitted = statsDelta(before, await quietStats(upstream));
       const ledger = group.ledgerCheck ? await group.ledgerCheck(emitted) : null;
       results.push({
         instances: count,
@@ -105,14 +105,21 @@ async function startGroup(options: ScaleOptions, count: number): Promise<Group> 
   const { upstream } = options;
   if (options.system === 'svc') return startSvcGroup(upstream, count, (i) => options.logOf(`svc-n${count}-${i + 1}`), options.svc);
   const cores = sutCores();
-  const systems = await Promise.all(Array.from({ length: count }, (_, i) => startPassthrough(upstream, options.logOf(`passthrough-n${count}-${i + 1}`), cores[i % cores.length])));
+  const systems: System[] = [];
+  const stop = async () => {
+    await Promise.all(systems.map((system) => system.stop()));
+  };
+  try {
+    for (let i = 0; i < count; i++) systems.push(await startPassthrough(upstream, options.logOf(`passthrough-n${count}-${i + 1}`), cores[i % cores.length]));
+  } catch (error) {
+    await stop(); // the ones already started
+    throw error;
+  }
   return {
     instances: systems.map((system) => ({ origin: system.target(false).origin, pid: system.pid })),
     headers: systems[0]!.target(false).headers,
     ledgerCheck: null,
-    stop: async () => {
-      await Promise.all(systems.map((system) => system.stop()));
-    },
+    stop,
   };
 }
 
@@ -135,13 +142,5 @@ function table(results: ScaleResult[]): string {
   return lines.join('\n');
 }
 
-export function delta(before: UpstreamStats, after: UpstreamStats): UpstreamStats {
-  return {
-    requests: after.requests - before.requests,
-    aborted: after.aborted - before.aborted,
-    promptTokens: after.promptTokens - before.promptTokens,
-    completionTokens: after.completionTokens - before.completionTokens,
-  };
-}
 
 export const scaleOutFile = (dir: string, stamp: string) => resolve(dir, `${stamp}-instances.json`);

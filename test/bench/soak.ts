@@ -9,8 +9,7 @@ import { closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs'
 import { Pool } from 'undici';
 import { plainBody, streamBody } from './scenarios.ts';
 import { startSvcGroup, type LedgerCheck, type SvcOptions } from './svc.ts';
-import { quietStats, type Upstream } from './systems.ts';
-import { delta } from './scale.ts';
+import { quietStats, statsDelta, type Upstream } from './systems.ts';
 import { median } from './report.ts';
 
 export interface SoakOptions {
@@ -139,7 +138,7 @@ export async function runSoak(options: SoakOptions): Promise<boolean> {
   }
   let ledger: LedgerCheck;
   try {
-    ledger = await group.ledgerCheck(delta(before, await quietStats(upstream)));
+    ledger = await group.ledgerCheck(statsDelta(before, await quietStats(upstream)));
   } finally {
     await group.stop();
   }

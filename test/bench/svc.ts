@@ -14,7 +14,7 @@ import { stringify } from 'yaml';
 import { defaultPlans } from '../../server/config/catalogue.ts';
 import { hashPassword } from '../../server/modules/account/password.ts';
 import { freePort, spawnPinned, waitForPort, type Child } from './procs.ts';
-import { ROOT, sutCores, type Delivered, type System, type Upstream, type UpstreamStats } from './systems.ts';
+import { ROOT, statsDelta, statsSum, sutCores, type Delivered, type System, type Upstream, type UpstreamStats } from './systems.ts';
 
 const PG_ADMIN = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -151,7 +151,7 @@ export async function startSvcGroup(upstream: Upstream, count: number, logOf: (i
     // The smoke requests are billed too, so their upstream tokens join the ones the runner counts.
     const before = await upstream.stats();
     for (const instance of instances) await smokeTest(instance.origin, headers);
-    const smoke = delta(before, await upstream.stats());
+    const smoke = statsDelta(before, await upstream.stats());
     db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();
     const ledgerDb = db;
@@ -159,7 +159,7 @@ export async function startSvcGroup(upstream: Upstream, count: number, logOf: (i
       instances,
       headers,
       stop,
-      ledgerCheck: (emitted, delivered) => ledgerCheck(ledgerDb, sum(emitted, smoke), delivered),
+      ledgerCheck: (emitted, delivered) => ledgerCheck(ledgerDb, statsSum(emitted, smoke), delivered),
       ledgerRows: async (expected) => (await settledRows(ledgerDb, expected + smoke.requests)) - smoke.requests,
     };
   } catch (error) {
@@ -168,19 +168,6 @@ export async function startSvcGroup(upstream: Upstream, count: number, logOf: (i
   }
 }
 
-
-function delta(before: UpstreamStats, after: UpstreamStats): UpstreamStats {
-  return {
-    requests: after.requests - before.requests,
-    aborted: after.aborted - before.aborted,
-    promptTokens: after.promptTokens - before.promptTokens,
-    completionTokens: after.completionTokens - before.completionTokens,
-  };
-}
-
-function sum(a: UpstreamStats, b: UpstreamStats): UpstreamStats {
-  return { requests: a.requests + b.requests, aborted: a.aborted + b.aborted, promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens };
-}
 
 /** A verified member with a password, written to svc's database (what the emailed sign-up code would create). */
 export async function createMember(databaseUrl: string, email: string, password: string): Promise<void> {

@@ -31,6 +31,20 @@ export interface UpstreamStats {
   completionTokens: number;
 }
 
+/** What the upstream counted between two readings of its stats. */
+export function statsDelta(before: UpstreamStats, after: UpstreamStats): UpstreamStats {
+  return {
+    requests: after.requests - before.requests,
+    aborted: after.aborted - before.aborted,
+    promptTokens: after.promptTokens - before.promptTokens,
+    completionTokens: after.completionTokens - before.completionTokens,
+  };
+}
+
+export function statsSum(a: UpstreamStats, b: UpstreamStats): UpstreamStats {
+  return { requests: a.requests + b.requests, aborted: a.aborted + b.aborted, promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens };
+}
+
 export interface Upstream {
   origin: string;
   pid: number;
