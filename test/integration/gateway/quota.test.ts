@@ -3,7 +3,7 @@
  * share PostgreSQL and Redis → exactly k are admitted, the pool is never overdrawn, the ledger has k rows.
  */
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { defaultPlans } from '../../../server/config/catalogue.ts';
 import { formatMicros } from '../../../server/config/money.ts';
 import { settled, startApp, type TestApp } from '../../helpers/app.ts';
@@ -90,7 +90,9 @@ describe('pools under concurrency', () => {
     const before = h.upstream.stats.requests;
     // k requests in flight hold the whole day pool; one more does not fit.
     const inFlight = Array.from({ length: k }, () => member.client.chat.completions.create(params));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // All k admitted (at the upstream, which holds each for 4 s) before the one more: a fixed pause let a
+    // busy CI machine send it while one of the k was still being admitted, and the k-th got the 402.
+    await vi.waitFor(() => expect(h.upstream.stats.requests - before).toBe(k), { timeout: 3000, interval: 20 });
     const error = await member.client.chat.completions.create(params).catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
     expect(error).toBeInstanceOf(OpenAI.APIError);
     expect(error).not.toBeInstanceOf(OpenAI.BadRequestError);
