@@ -63,6 +63,8 @@ export interface SvcOptions {
   nodeFlags?: string[];
   /** A SearXNG-shaped backend for hosted search (`SVC_SEARCH_URL`), for the search scenario. */
   searchUrl?: string;
+  /** A command the measured svc runs under, e.g. `['valgrind', '--tool=callgrind']` (`instr.ts`). */
+  wrap?: string[];
 }
 
 /** The flags `npm start` runs the server with (package.json), so the benchmark measures what ships. */
@@ -119,14 +121,17 @@ export async function startSvcGroup(upstream: Upstream, count: number, logOf: (i
   const spawnOne = async (index: number, measured = true) => {
     const port = await freePort();
     const profile = options.profileDir && measured ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
-    const child = spawnPinned(count === 1 ? 'svc' : `svc #${index + 1}`, process.execPath, [...profile, ...SERVER_NODE_FLAGS, ...(options.nodeFlags ?? []), resolve(ROOT, 'server/main.ts')], {
+    const node = [...profile, ...SERVER_NODE_FLAGS, ...(options.nodeFlags ?? []), resolve(ROOT, 'server/main.ts')];
+    const [command, args] = options.wrap && measured ? [options.wrap[0]!, [...options.wrap.slice(1), process.execPath, ...node]] : [process.execPath, node];
+    const child = spawnPinned(count === 1 ? 'svc' : `svc #${index + 1}`, command, args, {
       core: cores[index % cores.length],
       log: logOf(index),
       cwd: ROOT,
       env: { PORT: String(port), DATABASE_URL: databaseUrl, REDIS_URL, SVC_UPSTREAM_URL: `${upstream.origin}/v1`, SVC_CONFIG: configPath, NODE_COMPILE_CACHE: COMPILE_CACHE, ...(options.searchUrl ? { SVC_SEARCH_URL: options.searchUrl } : {}), ...options.env },
     });
     children.push(child);
-    await waitForPort(port, child, 60_000);
+    // Under valgrind svc starts ten times slower.
+    await waitForPort(port, child, options.wrap ? 300_000 : 60_000);
     instances[index] = { origin: `http://127.0.0.1:${port}`, pid: child.pid };
   };
   let db: pg.Client | undefined;

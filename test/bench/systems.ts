@@ -114,15 +114,17 @@ export function sutCores(): number[] {
   return all.length > 0 ? all : [SUT_CORE];
 }
 
-async function startChild(name: string, args: string[], port: number, log: string, env: Record<string, string> = {}, core = SUT_CORE): Promise<Child> {
-  const child = spawnPinned(name, process.execPath, args, { core, log, cwd: ROOT, env });
-  await waitForPort(port, child);
+async function startChild(name: string, args: string[], port: number, log: string, env: Record<string, string> = {}, core = SUT_CORE, wrap: string[] = []): Promise<Child> {
+  const [command, ...rest] = [...wrap, process.execPath, ...args];
+  const child = spawnPinned(name, command!, rest, { core, log, cwd: ROOT, env });
+  await waitForPort(port, child, wrap.length > 0 ? 300_000 : 30_000);
   return child;
 }
 
-export async function startPassthrough(upstream: Upstream, log: string, core = SUT_CORE): Promise<System> {
+/** `wrap`: a command the passthrough runs under, as svc's (`SvcOptions.wrap`). */
+export async function startPassthrough(upstream: Upstream, log: string, core = SUT_CORE, wrap: string[] = []): Promise<System> {
   const port = await freePort();
-  const child = await startChild('passthrough', [resolve(import.meta.dirname, 'passthrough.ts'), String(port), upstream.origin], port, log, {}, core);
+  const child = await startChild('passthrough', [resolve(import.meta.dirname, 'passthrough.ts'), String(port), upstream.origin], port, log, {}, core, wrap);
   return {
     name: 'passthrough',
     pid: child.pid,

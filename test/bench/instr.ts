@@ -1,0 +1,162 @@
+/**
+ * Instructions per request, svc against the bare passthrough: a CPU measure that does not drift with the
+ * VM's speed. On this VM the same build's CPU per chunk moves by a third from one run to the next (README
+ * Performance, seventh pass), so a change of a few percent cannot be seen in time; valgrind's callgrind
+ * counts instructions, and gives the same count run after run.
+ *
+ *   node test/bench/instr.ts [s1|s4] [--requests=1000] [--systems=passthrough,svc]
+ *
+ * `s1`: sequential non-streaming chat requests (S1's body); `s4`: streams of 100 chunks, 10 at a time,
+ * 50 ms apart (slow enough that each chunk is its own read under valgrind, which runs svc ~50× slower).
+ * Each system runs under `valgrind --tool=callgrind` with counting off; after the warm-up (3× the measured
+ * load) counting is switched on for the measured load and the counts are dumped. Every thread counts, the
+ * garbage collector's and the compiler's too, as in the bench's CPU figures; the kernel's work does not.
+ * Prints instructions per request (or per 1,000 chunks) by kind — JavaScript, V8's built-ins and runtime,
+ * the garbage collector, the compiler, Node's C++, libuv, llhttp, libc — and the heaviest functions, with
+ * JavaScript named through Node's `--perf-basic-prof` map.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { sequential, streams } from './load.ts';
+import { pinSelf } from './procs.ts';
+import { plainBody, streamBody } from './scenarios.ts';
+import { startSvc } from './svc.ts';
+import { LOAD_CORE, ROOT, startPassthrough, startUpstream, type System } from './systems.ts';
+
+const mode = process.argv.slice(2).find((arg) => !arg.startsWith('--')) ?? 's1';
+if (mode !== 's1' && mode !== 's4') throw new Error('usage: node test/bench/instr.ts [s1|s4] [--requests=1000] [--systems=passthrough,svc]');
+const option = (name: string) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+const requests = Number(option('requests') ?? (mode === 's1' ? 1000 : 20));
+const systems = (option('systems') ?? 'passthrough,svc').split(',');
+const STREAMS_AT_ONCE = 10;
+/** Warm-up, in measured loads: until the optimising compiler has (nearly) stopped. */
+const WARM_UP = Number(option('warm-up') ?? 3);
+const CHUNKS = 100;
+const OUT = resolve(ROOT, 'bench-results', 'callgrind');
+
+if (spawnSync('valgrind', ['--version'], { stdio: 'ignore' }).status !== 0) throw new Error('instr.ts needs valgrind (apt-get install valgrind)');
+pinSelf(LOAD_CORE);
+rmSync(OUT, { recursive: true, force: true });
+mkdirSync(OUT, { recursive: true });
+const wrap = ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${OUT}/callgrind.%p`];
+
+/** The measured load, `times` over: `requests` requests, or `requests` streams. Returns what one pass relays (requests or chunks). */
+async function load(system: System, times: number): Promise<number> {
+  if (mode === 's1') {
+    await sequential(system.target(false), plainBody, requests * times, 0);
+    return requests;
+  }
+  const result = await streams(system.target(true), streamBody, STREAMS_AT_ONCE, CHUNKS, { perWorker: Math.ceil((requests * times) / STREAMS_AT_ONCE), staggerMs: 50 * CHUNKS, skipFirst: false });
+  return result.chunksRelayed / times;
+}
+
+function callgrind(command: string, pid: number): void {
+  const result = spawnSync('callgrind_control', [command, String(pid)], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`callgrind_control ${command} ${pid}: ${result.stderr || result.stdout}`);
+}
+
+/** JIT code's address ranges from `/tmp/perf-<pid>.map`, the latest code at an address winning. */
+function jitNames(pid: number): (address: number) => string | undefined {
+  const ranges = readFileSync(`/tmp/perf-${pid}.map`, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [start, size, ...name] = line.split(' ');
+      return { start: parseInt(start!, 16), end: parseInt(start!, 16) + parseInt(size!, 16), name: name.join(' ') };
+    });
+  return (address) => ranges.findLast((range) => range.start <= address && address < range.end)?.name.replace(`file://${ROOT}/`, '');
+}
+
+/** `???:ns::f(long, parameters) const [/path/to/object]` as `ns::f() [object]`. */
+function nativeName(text: string): string {
+  const name = text.replace(/^\?\?\?:/, '');
+  const object = name.lastIndexOf(' [');
+  let end = object === -1 ? name.length : object;
+  while (end > 0 && name[end - 1] !== ')') end--;
+  // The last balanced parenthesis group before the object is the parameter list.
+  let depth = 0;
+  let start = end - 1;
+  for (; start >= 0; start--) {
+    if (name[start] === ')') depth++;
+    else if (name[start] === '(' && --depth === 0) break;
+  }
+  const fn = start > 0 ? `${name.slice(0, start)}()` : name.slice(0, object === -1 ? name.length : object);
+  return object === -1 ? fn : `${fn} [${name.slice(name.lastIndexOf('/') + 1, -1)}]`;
+}
+
+const KINDS: [kind: string, test: RegExp][] = [
+  ['garbage collector', /Scaveng|Marking|MarkCompact|Sweep|Evacuat|heap::|Heap::|MinorM|RememberedSet|IteratePointers|GCTracer|Compactor|WriteBarrier|RecordWrite/],
+  ['compiler', /compiler::|maglev::|baseline::|Maglev|Turbofan|Compiler|BytecodeGenerator|Parser|Zone/],
+  ['JavaScript', /^JS:/],
+  ['V8 built-ins and runtime', /Builtins_|Builtin:|v8::|BytecodeHandler|Stub:/],
+  ['llhttp', /llhttp/],
+  ['libuv', /\buv_|uv__/],
+  ['Node C++', /node::|napi_/],
+  ['libc', /libc\.so|libstdc\+\+|libm\.so|ld-linux/],
+];
+
+function report(name: string, pid: number, units: number): string {
+  const [dump] = readdirSync(OUT).filter((file) => file.startsWith(`callgrind.${pid}.`));
+  if (!dump) throw new Error(`no callgrind dump for ${name} (pid ${pid}) in ${OUT}`);
+  const annotated = spawnSync('callgrind_annotate', ['--threshold=100', resolve(OUT, dump)], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout;
+  const jit = jitNames(pid);
+  const byFunction = new Map<string, number>();
+  let total = 0;
+  for (const line of annotated.split('\n')) {
+    const match = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$/.exec(line);
+    if (!match) continue;
+    const count = Number(match[1]!.replaceAll(',', ''));
+    if (match[2] === 'PROGRAM TOTALS') {
+      total = count;
+      continue;
+    }
+    const address = /^\?\?\?:0x([0-9a-f]+) \[\?\?\?\]$/.exec(match[2]!);
+    const fn = address ? (jit(parseInt(address[1]!, 16)) ?? 'JS: (code no longer mapped)') : nativeName(match[2]!);
+    byFunction.set(fn, (byFunction.get(fn) ?? 0) + count);
+  }
+  const scale = mode === 's1' ? 1 / units : 1000 / units;
+  const per = (count: number) => Math.round(count * scale).toLocaleString('en').padStart(mode === 's1' ? 9 : 12);
+  const byKind = new Map<string, number>();
+  for (const [fn, count] of byFunction) {
+    const kind = KINDS.find(([, test]) => test.test(fn))?.[0] ?? 'other';
+    byKind.set(kind, (byKind.get(kind) ?? 0) + count);
+  }
+  const unit = mode === 's1' ? 'request' : '1,000 chunks';
+  return [
+    `${name}: ${per(total).trim()} instructions per ${unit} (${Math.round(units)} measured)`,
+    ...[...byKind].sort((a, b) => b[1] - a[1]).map(([kind, count]) => `${per(count)}  ${kind}`),
+    '  heaviest:',
+    ...[...byFunction]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 25)
+      .map(([fn, count]) => `${per(count)}  ${fn}`),
+    '',
+  ].join('\n');
+}
+
+const upstream = await startUpstream('/dev/null');
+await upstream.setScript(mode === 's1' ? { latencyMs: 0 } : { latencyMs: 0, chunks: CHUNKS, firstChunkDelayMs: 50, intervalMs: 50 });
+// For the systems started from here on: their JIT code named in /tmp/perf-<pid>.map.
+process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --perf-basic-prof`.trim();
+const totals: string[] = [];
+try {
+  for (const name of systems) {
+    const system = name === 'svc' ? await startSvc(upstream, '/dev/null', { wrap }) : await startPassthrough(upstream, '/dev/null', undefined, wrap);
+    try {
+      await load(system, WARM_UP);
+      callgrind('--instr=on', system.pid);
+      const units = await load(system, 1);
+      callgrind('--dump', system.pid);
+      const text = report(name, system.pid, units);
+      totals.push(text.split('\n')[0]!);
+      process.stdout.write(text + '\n');
+    } finally {
+      await system.stop();
+      rmSync(`/tmp/perf-${system.pid}.map`, { force: true });
+    }
+  }
+} finally {
+  await upstream.stop();
+}
+process.stdout.write(totals.join('\n') + '\n');
