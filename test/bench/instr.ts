@@ -4,16 +4,23 @@
  * Performance, seventh pass), so a change of a few percent cannot be seen in time; valgrind's callgrind
  * counts instructions, and gives the same count run after run.
  *
- *   node test/bench/instr.ts [s1|s4] [--requests=1000] [--systems=passthrough,svc]
+ *   node test/bench/instr.ts [s1|s4] [--requests=1000] [--warm-up=5] [--systems=passthrough,svc] [--svc-node-flags=…]
  *
  * `s1`: sequential non-streaming chat requests (S1's body); `s4`: streams of 100 chunks, 10 at a time,
  * 50 ms apart (slow enough that each chunk is its own read under valgrind, which runs svc ~50× slower).
- * Each system runs under `valgrind --tool=callgrind` with counting off; after the warm-up (3× the measured
+ * Each system runs under `valgrind --tool=callgrind` with counting off; after the warm-up (5× the measured
  * load) counting is switched on for the measured load and the counts are dumped. Every thread counts, the
  * garbage collector's and the compiler's too, as in the bench's CPU figures; the kernel's work does not.
  * Prints instructions per request (or per 1,000 chunks) by kind — JavaScript, V8's built-ins and runtime,
  * the garbage collector, the compiler, Node's C++, libuv, llhttp, libc — and the heaviest functions, with
  * JavaScript named through Node's `--perf-basic-prof` map.
+ *
+ * What is exact and what is not: the instructions a function takes per request are the same run after run,
+ * so a change shows in its own lines (the body's `JSON.stringify` going from 28 k instructions per request
+ * to none, README Performance, eighth pass). The totals are not: V8 keeps optimising and deoptimising code
+ * long after the warm-up, more so under valgrind, and which tier a function runs in moves the built-ins'
+ * share. Four runs of one build gave 600–635 k instructions per request without the compiler, which is
+ * printed on its own line and left out of the second total.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -29,9 +36,10 @@ if (mode !== 's1' && mode !== 's4') throw new Error('usage: node test/bench/inst
 const option = (name: string) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
 const requests = Number(option('requests') ?? (mode === 's1' ? 1000 : 20));
 const systems = (option('systems') ?? 'passthrough,svc').split(',');
+const svcNodeFlags = (option('svc-node-flags') ?? '').split(' ').filter(Boolean);
 const STREAMS_AT_ONCE = 10;
-/** Warm-up, in measured loads: until the optimising compiler has (nearly) stopped. */
-const WARM_UP = Number(option('warm-up') ?? 3);
+/** Warm-up, in measured loads (the compiler never quite stops under valgrind: see the header). */
+const WARM_UP = Number(option('warm-up') ?? 5);
 const CHUNKS = 100;
 const OUT = resolve(ROOT, 'bench-results', 'callgrind');
 
@@ -87,7 +95,7 @@ function nativeName(text: string): string {
 
 const KINDS: [kind: string, test: RegExp][] = [
   ['garbage collector', /Scaveng|Marking|MarkCompact|Sweep|Evacuat|heap::|Heap::|MinorM|RememberedSet|IteratePointers|GCTracer|Compactor|WriteBarrier|RecordWrite/],
-  ['compiler', /compiler::|maglev::|baseline::|Maglev|Turbofan|Compiler|BytecodeGenerator|Parser|Zone/],
+  ['compiler', /compiler::|maglev::|baseline::|Maglev|Turbofan|Compiler|BytecodeGenerator|internal::Parser|ParserBase|PreParser|Zone/],
   ['JavaScript', /^JS:/],
   ['V8 built-ins and runtime', /Builtins_|Builtin:|v8::|BytecodeHandler|Stub:/],
   ['llhttp', /llhttp/],
@@ -123,8 +131,9 @@ function report(name: string, pid: number, units: number): string {
     byKind.set(kind, (byKind.get(kind) ?? 0) + count);
   }
   const unit = mode === 's1' ? 'request' : '1,000 chunks';
+  const compiling = byKind.get('compiler') ?? 0;
   return [
-    `${name}: ${per(total).trim()} instructions per ${unit} (${Math.round(units)} measured)`,
+    `${name}: ${per(total).trim()} instructions per ${unit}, ${per(total - compiling).trim()} without the compiler (${Math.round(units)} measured)`,
     ...[...byKind].sort((a, b) => b[1] - a[1]).map(([kind, count]) => `${per(count)}  ${kind}`),
     '  heaviest:',
     ...[...byFunction]
@@ -142,7 +151,7 @@ process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --perf-basic-prof`
 const totals: string[] = [];
 try {
   for (const name of systems) {
-    const system = name === 'svc' ? await startSvc(upstream, '/dev/null', { wrap }) : await startPassthrough(upstream, '/dev/null', undefined, wrap);
+    const system = name === 'svc' ? await startSvc(upstream, '/dev/null', { wrap, nodeFlags: svcNodeFlags }) : await startPassthrough(upstream, '/dev/null', undefined, wrap);
     try {
       await load(system, WARM_UP);
       callgrind('--instr=on', system.pid);
