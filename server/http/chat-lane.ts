@@ -92,7 +92,8 @@ function chatLane(options: ChatLaneOptions): (req: IncomingMessage, res: ServerR
         res.writeHead(envelope.status, envelope.headers).end(envelope.body);
       };
       try {
-        request.body = parseJson(parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts).toString('utf8'));
+        request.rawBody = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+        request.body = parseJson(request.rawBody.toString('utf8'));
       } catch (error) {
         fail(error);
         return;
@@ -113,6 +114,7 @@ class LaneRequest implements HttpRequest {
   readonly ip: string;
   readonly headers: IncomingHttpHeaders;
   body: unknown = undefined;
+  rawBody: Buffer | undefined = undefined;
   readonly #root: FastifyBaseLogger;
   #log: FastifyBaseLogger | null = null;
 

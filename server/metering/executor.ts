@@ -28,6 +28,8 @@ export interface HttpRequest {
   readonly ip: string;
   readonly headers: IncomingHttpHeaders;
   readonly body: unknown;
+  /** The body's bytes as sent, when the surface kept them (the chat lane): the upstream body is made from them. */
+  readonly rawBody?: Buffer;
   readonly log: FastifyBaseLogger;
 }
 

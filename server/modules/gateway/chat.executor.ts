@@ -29,6 +29,7 @@ import { isOwnedField, legacyFunctions, type ChatBody } from './chat.validate.ts
 import { asLegacyFunctionCall, chatFraming, replayAsChunks, type ChatCompletion, type CompletionChoice, type ReplyFraming, type StreamFramer } from './framing.ts';
 import { fastChatReply, saneUsage } from './json-reply.ts';
 import type { UpstreamUsage } from './stream-rewriter.ts';
+import { spliceUpstreamBody, type ClientBody } from './wire-body.ts';
 import { countPromptTokens, TokenEstimate, tokenizer } from './token-estimate.ts';
 
 /** One chat call's own state, next to the turn the pipeline meters. */
@@ -48,6 +49,8 @@ export interface ChatCall {
   framing: ReplyFraming;
   /** A stream with tools: the upstream is called without streaming and its reply replayed as SSE. */
   replayed: boolean;
+  /** The client's bytes and fields as sent, when the surface kept them: the upstream body is spliced from them. */
+  client: ClientBody | null;
 }
 
 export class ChatExecutor implements Executor<ChatCall> {
@@ -59,9 +62,10 @@ export class ChatExecutor implements Executor<ChatCall> {
 
   /**
    * Routes a validated request. `bodyBytes` is the request's size (the prompt bound; null = measure the
-   * body). `framing` is how the reply is framed for the client's API.
+   * body). `framing` is how the reply is framed for the client's API; `client` what the client sent, when
+   * the upstream body may be made from it (`wire-body.ts`).
    */
-  plan(body: ChatBody, bodyBytes: number | null, unknownModel: () => AppError, framing: ReplyFraming = chatFraming): TurnPlan<ChatCall> {
+  plan(body: ChatBody, bodyBytes: number | null, unknownModel: () => AppError, framing: ReplyFraming = chatFraming, client: ClientBody | null = null): TurnPlan<ChatCall> {
     const model = this.#registry.get(body.model);
     if (!model) throw unknownModel();
     if (model.deployments.length === 0) {
@@ -78,7 +82,7 @@ export class ChatExecutor implements Executor<ChatCall> {
       model,
       stream,
       worstCase: { inputTokens: promptBound, outputTokens: outputBound },
-      call: { body, model, includeUsage, promptBound, outputBound, produced: null, rewriter: null, framing, replayed },
+      call: { body, model, includeUsage, promptBound, outputBound, produced: null, rewriter: null, framing, replayed, client },
     };
   }
 
@@ -112,14 +116,18 @@ export class ChatExecutor implements Executor<ChatCall> {
     return { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
   }
 
-  /** The upstream request for this call (its body for each deployment: the model name differs). */
+  /**
+   * The upstream request for this call (its body for each deployment: the model name differs): the client's
+   * bytes with svc's changes spliced in where they allow it, else the body serialised.
+   */
   #request(call: ChatCall): UpstreamRequest {
-    const { body } = call;
+    const { body, client } = call;
     return {
       endpoint: '/chat/completions',
       body: (deployment) => {
         body.model = deployment.model;
-        return deployment.forward === null ? JSON.stringify(body) : forwardedJson(body, deployment.forward);
+        if (deployment.forward !== null) return forwardedJson(body, deployment.forward);
+        return (client !== null && spliceUpstreamBody(client, body)) || JSON.stringify(body);
       },
     };
   }
@@ -211,7 +219,8 @@ export class ChatExecutor implements Executor<ChatCall> {
     const signal = exchange.signal;
     const rewriter = call.framing.stream(call.model.resolvedId, call.includeUsage);
     call.rewriter = rewriter;
-    call.body.stream_options = { include_usage: true };
+    // The usage chunk is what settlement bills. A client that asked for it keeps its own object, so its bytes can be sent.
+    if (!usageOnly(call.body.stream_options)) call.body.stream_options = { include_usage: true };
     // Before the first byte to the client a failure can still fall back; the headers go out with the first event.
     const body = await dispatchStream(turn, call.model.deployments, signal, this.#request(call));
     // Until the upstream's headers: the stream's own pace is the model's, not the gateway's. The head is built
@@ -277,6 +286,13 @@ export class ChatExecutor implements Executor<ChatCall> {
     const last = rewriter.end(usage ?? (call.includeUsage ? asUsage(await this.measure(turn, call)) : null));
     raw.end(typeof last === 'string' ? last : await last);
   }
+}
+
+/** `stream_options` that asks for the usage chunk and nothing else. */
+function usageOnly(options: ChatBody['stream_options']): boolean {
+  if (options?.include_usage !== true) return false;
+  for (const field in options) if (field !== 'include_usage') return false;
+  return true;
 }
 
 function streamHeaders(turn: Turn, timing: string): Record<string, string> {

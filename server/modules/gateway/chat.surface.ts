@@ -14,7 +14,8 @@ import type { MeteringPipeline } from '../../metering/pipeline.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { ModelRegistry } from '../model/model.registry.ts';
 import type { ChatExecutor } from './chat.executor.ts';
-import { validateChatRequest, type ChatBody, type ValidationLimits } from './chat.validate.ts';
+import { isObject, validateChatRequest, type ChatBody, type ValidationLimits } from './chat.validate.ts';
+import { chatFraming } from './framing.ts';
 
 export type ChatPlanner = (body: ChatBody, principal: Principal) => TurnPlan<unknown, unknown>;
 
@@ -52,10 +53,13 @@ export class ChatSurface {
 
   /** Validates and plans one request, for an authenticated principal. */
   plan(request: HttpRequest, principal: Principal): TurnPlan<unknown, unknown> {
+    // The top-level fields as sent, before validation fills them in: what the upstream body is spliced from.
+    const { rawBody } = request;
+    const client = rawBody !== undefined && isObject(request.body) ? { raw: rawBody, sent: { ...request.body } } : null;
     const body = validateChatRequest(request.body, this.#limits);
     const planner = this.#planners.get(body.model);
     if (planner) return planner(body, principal);
     const length = Number(request.headers['content-length']);
-    return this.#chat.plan(body, Number.isFinite(length) ? length : null, () => this.#pipeline.modelNotFound(principal, body.model));
+    return this.#chat.plan(body, Number.isFinite(length) ? length : null, () => this.#pipeline.modelNotFound(principal, body.model), chatFraming, client);
   }
 }

@@ -1,7 +1,9 @@
 /**
  * Validation of a chat request (spec §2.3, DESIGN §4 "Recommended values", "Limits"). Hand-written
  * rather than a schema library: it runs on every request, names the offending `param`, and fills the
- * recommended values in place on the parsed body, which is then forwarded as is.
+ * recommended values in place on the parsed body, which is then forwarded as is. A field it changes is
+ * replaced at the top level, never edited inside: the upstream body is spliced from the client's bytes by
+ * comparing the top-level fields (`wire-body.ts`).
  *
  * svc validates what it owns — the model, messages, streaming, output length, the recommended-value
  * fields, tools and the tools/stream rule, and the standard OpenAI fields it can check — and forwards every
@@ -87,7 +89,7 @@ function invalid(param: string, message: string): AppError {
   return new AppError('invalid_request', message, { param });
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -132,7 +134,11 @@ export function validateChatRequest(raw: unknown, limits: ValidationLimits): Cha
     if (typeof message.role !== 'string' || !ROLES.has(message.role)) {
       throw invalid(`messages[${i}].role`, 'role must be one of system, developer, user, assistant, tool.');
     }
-    if (message.role === 'function' || present(message.function_call)) fromLegacyMessage(messages as Record<string, unknown>[], i);
+    if (message.role === 'function' || present(message.function_call)) {
+      // A new array: the top-level field is replaced, not edited inside (see the header).
+      if (body.messages === messages) body.messages = [...messages];
+      fromLegacyMessage(messages as Record<string, unknown>[], i);
+    }
     if (present(message.tool_calls)) toolCalls(message.tool_calls, `messages[${i}].tool_calls`);
     const content = message.content;
     if (Array.isArray(content)) contentParts(content, `messages[${i}].content`);
@@ -179,7 +185,7 @@ export function validateChatRequest(raw: unknown, limits: ValidationLimits): Cha
   else if (typeof kwargs !== 'object' || Array.isArray(kwargs)) throw invalid('chat_template_kwargs', 'chat_template_kwargs must be an object.');
   else {
     const thinking = (kwargs as Record<string, unknown>).enable_thinking;
-    if (thinking === undefined || thinking === null) (kwargs as Record<string, unknown>).enable_thinking = thinkingAsked(body);
+    if (thinking === undefined || thinking === null) body.chat_template_kwargs = { ...kwargs, enable_thinking: thinkingAsked(body) };
     else if (typeof thinking !== 'boolean') throw invalid('chat_template_kwargs.enable_thinking', 'enable_thinking must be a boolean.');
   }
 

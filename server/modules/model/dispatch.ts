@@ -18,7 +18,7 @@ export interface UpstreamRequest {
   /** Path below the deployment's base path, e.g. `/chat/completions`. */
   endpoint: string;
   /** The JSON body for this deployment (its upstream model name differs per deployment). */
-  body(deployment: Deployment): string;
+  body(deployment: Deployment): string | Buffer;
   /** The `accept` header; default JSON or SSE (chat). Speech asks for audio. */
   accept?: string;
 }

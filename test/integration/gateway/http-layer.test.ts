@@ -161,6 +161,26 @@ describe('the route is an ordinary citizen', () => {
     }
   });
 
+  it('sends the upstream the same body through the lane (spliced from the client bytes) as through Fastify (serialised)', async () => {
+    const texts = [
+      JSON.stringify(chat),
+      `{\n  "messages": [{"role": "user", "content": "你好 \\"model\\": x"}],\n  "model" : "svc-2.1-fast",\n  "max_tokens": 7\n}\n`,
+      JSON.stringify({ ...chat, stream: true, stream_options: { include_usage: true } }),
+      JSON.stringify({ ...chat, stream: true }),
+      JSON.stringify({ ...chat, metadata: { model: 'svc-2.1-fast' }, max_completion_tokens: 9 }),
+    ];
+    for (const text of texts) {
+      const bodies = [];
+      for (const path of ['/v1/chat/completions', '/v1/chat/completions?via=fastify']) {
+        const response = await post(text, {}, path);
+        expect(response.status, path).toBe(200);
+        await response.text();
+        bodies.push(h.upstream.bodies.at(-1));
+      }
+      expect(bodies[0], text).toStrictEqual(bodies[1]);
+    }
+  });
+
   it('other methods get 405 with Allow: POST', async () => {
     const response = await fetch(`${h.app.url}/v1/chat/completions`, { headers: { authorization: `Bearer ${m.key}` } });
     expect(response.headers.get('allow')).toBe('POST');
