@@ -93,6 +93,8 @@ function chatLane(options: ChatLaneOptions): (req: IncomingMessage, res: ServerR
       };
       try {
         request.rawBody = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+        // `fail` lives as long as the turn and shares this scope: the chunks are let go here, the bytes by the surface.
+        parts.length = 0;
         request.body = parseJson(request.rawBody.toString('utf8'));
       } catch (error) {
         fail(error);

@@ -28,8 +28,11 @@ export interface HttpRequest {
   readonly ip: string;
   readonly headers: IncomingHttpHeaders;
   readonly body: unknown;
-  /** The body's bytes as sent, when the surface kept them (the chat lane): the upstream body is made from them. */
-  readonly rawBody?: Buffer;
+  /**
+   * The body's bytes as sent, when the surface kept them (the chat lane): the upstream body is made from them.
+   * The surface that uses them takes them (sets this to undefined), so a long stream does not keep them.
+   */
+  rawBody?: Buffer | undefined;
   readonly log: FastifyBaseLogger;
 }
 

@@ -223,6 +223,8 @@ export class ChatExecutor implements Executor<ChatCall> {
     if (!usageOnly(call.body.stream_options)) call.body.stream_options = { include_usage: true };
     // Before the first byte to the client a failure can still fall back; the headers go out with the first event.
     const body = await dispatchStream(turn, call.model.deployments, signal, this.#request(call));
+    // The upstream has its body: what the client sent is not needed for the rest of the stream.
+    call.client = null;
     // Until the upstream's headers: the stream's own pace is the model's, not the gateway's. The head is built
     // now, while the model works on its first token, and goes out with the first event (README Performance,
     // sixth pass: ~6 µs less before the first token).

@@ -55,6 +55,7 @@ export class ChatSurface {
   plan(request: HttpRequest, principal: Principal): TurnPlan<unknown, unknown> {
     // The top-level fields as sent, before validation fills them in: what the upstream body is spliced from.
     const { rawBody } = request;
+    if (rawBody !== undefined) request.rawBody = undefined;
     const client = rawBody !== undefined && isObject(request.body) ? { raw: rawBody, sent: { ...request.body } } : null;
     const body = validateChatRequest(request.body, this.#limits);
     const planner = this.#planners.get(body.model);
