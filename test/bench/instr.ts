@@ -4,7 +4,7 @@
  * Performance, seventh pass), so a change of a few percent cannot be seen in time; valgrind's callgrind
  * counts instructions, and gives the same count run after run.
  *
- *   node test/bench/instr.ts [s1|s4] [--requests=1000] [--warm-up=5] [--systems=passthrough,svc] [--svc-node-flags=…]
+ *   node test/bench/instr.ts [s1|s4] [--requests=1000] [--warm-up=5] [--systems=passthrough,svc] [--svc-node-flags=…] [--top=25]
  *
  * `s1`: sequential non-streaming chat requests (S1's body); `s4`: streams of 100 chunks, 10 at a time,
  * 50 ms apart (slow enough that each chunk is its own read under valgrind, which runs svc ~50× slower).
@@ -37,6 +37,7 @@ const option = (name: string) => process.argv.find((arg) => arg.startsWith(`--${
 const requests = Number(option('requests') ?? (mode === 's1' ? 1000 : 20));
 const systems = (option('systems') ?? 'passthrough,svc').split(',');
 const svcNodeFlags = (option('svc-node-flags') ?? '').split(' ').filter(Boolean);
+const TOP = Number(option('top') ?? 25);
 const STREAMS_AT_ONCE = 10;
 /** Warm-up, in measured loads (the compiler never quite stops under valgrind: see the header). */
 const WARM_UP = Number(option('warm-up') ?? 5);
@@ -138,7 +139,7 @@ function report(name: string, pid: number, units: number): string {
     '  heaviest:',
     ...[...byFunction]
       .sort((a, b) => b[1] - a[1])
-      .slice(0, 25)
+      .slice(0, TOP)
       .map(([fn, count]) => `${per(count)}  ${fn}`),
     '',
   ].join('\n');
