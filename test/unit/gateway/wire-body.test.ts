@@ -57,6 +57,15 @@ describe('the upstream body spliced from the client bytes', () => {
     expect(upstream('{"model":"svc-2.1-fast","messages":[{"role":"user","content":"Hi"}],"model":"svc-2.1-fast"}').spliced).toBeNull();
   });
 
+  it('serialises instead when the text starts with a byte-order mark', () => {
+    const text = JSON.stringify({ model: 'svc-2.1-fast', messages });
+    const body = JSON.parse(text) as Record<string, unknown>;
+    const client = { raw: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]), sent: { ...body } };
+    const validated = validateChatRequest(body, limits) as Record<string, unknown>;
+    expect(spliceUpstreamBody(client, validated)).toBeNull();
+    expect(spliceUpstreamBody({ raw: Buffer.from(` \n${text}`), sent: client.sent }, validated)).not.toBeNull();
+  });
+
   it('serialises instead when the model is spelled with escapes or is not ASCII', () => {
     expect(upstream('{"model":"svc-2.1-f\\u0061st","messages":[{"role":"user","content":"Hi"}]}').spliced).toBeNull();
     expect(upstream(JSON.stringify({ model: '模型', messages })).spliced).toBeNull();
