@@ -96,6 +96,15 @@ export function spawnPinned(name: string, command: string, args: string[], optio
   return child;
 }
 
+/**
+ * The command that runs node with `args`, under `wrap` when one is given (`instr.ts` runs the systems under
+ * valgrind), and how long to wait for it to listen: ten times as long under a wrapper.
+ */
+export function nodeCommand(args: string[], wrap: readonly string[] = [], listenMs = 30_000): { command: string; args: string[]; listenMs: number } {
+  if (wrap.length === 0) return { command: process.execPath, args, listenMs };
+  return { command: wrap[0]!, args: [...wrap.slice(1), process.execPath, ...args], listenMs: listenMs * 10 };
+}
+
 /** A free TCP port on 127.0.0.1 (bound then released). */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -142,5 +142,4 @@ function table(results: ScaleResult[]): string {
   return lines.join('\n');
 }
 
-
 export const scaleOutFile = (dir: string, stamp: string) => resolve(dir, `${stamp}-instances.json`);

@@ -13,7 +13,7 @@ import pg from 'pg';
 import { stringify } from 'yaml';
 import { defaultPlans } from '../../server/config/catalogue.ts';
 import { hashPassword } from '../../server/modules/account/password.ts';
-import { freePort, spawnPinned, waitForPort, type Child } from './procs.ts';
+import { freePort, nodeCommand, spawnPinned, waitForPort, type Child } from './procs.ts';
 import { ROOT, statsDelta, statsSum, sutCores, type Delivered, type System, type Upstream, type UpstreamStats } from './systems.ts';
 
 const PG_ADMIN = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -121,17 +121,15 @@ export async function startSvcGroup(upstream: Upstream, count: number, logOf: (i
   const spawnOne = async (index: number, measured = true) => {
     const port = await freePort();
     const profile = options.profileDir && measured ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
-    const node = [...profile, ...SERVER_NODE_FLAGS, ...(options.nodeFlags ?? []), resolve(ROOT, 'server/main.ts')];
-    const [command, args] = options.wrap && measured ? [options.wrap[0]!, [...options.wrap.slice(1), process.execPath, ...node]] : [process.execPath, node];
-    const child = spawnPinned(count === 1 ? 'svc' : `svc #${index + 1}`, command, args, {
+    const node = nodeCommand([...profile, ...SERVER_NODE_FLAGS, ...(options.nodeFlags ?? []), resolve(ROOT, 'server/main.ts')], measured ? options.wrap : [], 60_000);
+    const child = spawnPinned(count === 1 ? 'svc' : `svc #${index + 1}`, node.command, node.args, {
       core: cores[index % cores.length],
       log: logOf(index),
       cwd: ROOT,
       env: { PORT: String(port), DATABASE_URL: databaseUrl, REDIS_URL, SVC_UPSTREAM_URL: `${upstream.origin}/v1`, SVC_CONFIG: configPath, NODE_COMPILE_CACHE: COMPILE_CACHE, ...(options.searchUrl ? { SVC_SEARCH_URL: options.searchUrl } : {}), ...options.env },
     });
     children.push(child);
-    // Under valgrind svc starts ten times slower.
-    await waitForPort(port, child, options.wrap ? 300_000 : 60_000);
+    await waitForPort(port, child, node.listenMs);
     instances[index] = { origin: `http://127.0.0.1:${port}`, pid: child.pid };
   };
   let db: pg.Client | undefined;
@@ -172,7 +170,6 @@ export async function startSvcGroup(upstream: Upstream, count: number, logOf: (i
     throw error;
   }
 }
-
 
 /** A verified member with a password, written to svc's database (what the emailed sign-up code would create). */
 export async function createMember(databaseUrl: string, email: string, password: string): Promise<void> {

@@ -10,7 +10,7 @@ import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 import type { Script } from '../fixtures/scripted-upstream.ts';
 import type { Target } from './load.ts';
-import { freePort, spawnPinned, waitForPort, type Child } from './procs.ts';
+import { freePort, nodeCommand, spawnPinned, waitForPort, type Child } from './procs.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const SUT_CORE = 0;
@@ -115,9 +115,9 @@ export function sutCores(): number[] {
 }
 
 async function startChild(name: string, args: string[], port: number, log: string, env: Record<string, string> = {}, core = SUT_CORE, wrap: string[] = []): Promise<Child> {
-  const [command, ...rest] = [...wrap, process.execPath, ...args];
-  const child = spawnPinned(name, command!, rest, { core, log, cwd: ROOT, env });
-  await waitForPort(port, child, wrap.length > 0 ? 300_000 : 30_000);
+  const node = nodeCommand(args, wrap);
+  const child = spawnPinned(name, node.command, node.args, { core, log, cwd: ROOT, env });
+  await waitForPort(port, child, node.listenMs);
   return child;
 }
 
