@@ -17,14 +17,8 @@
  * passthrough's CPU per chunk, most of it that round trip through strings.
  */
 import { StringDecoder } from 'node:string_decoder';
+import { BACKSLASH, CLOSE, COLON, COMMA, LF, QUOTE, SPACE } from './json-bytes.ts';
 
-const LF = 10;
-const SPACE = 32;
-const QUOTE = 34;
-const COMMA = 44;
-const COLON = 58;
-const BACKSLASH = 92;
-const CLOSE = 125; // }
 const KEY_ROLE = Buffer.from('role');
 const KEY_ERROR = Buffer.from('error');
 const KEY_TOOL_CALLS = Buffer.from('tool_calls');

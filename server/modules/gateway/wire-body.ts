@@ -13,11 +13,9 @@
  * null, and the body is serialised as before.
  */
 
+import { CLOSE, COLON, COMMA, isJsonSpace, OPEN } from './json-bytes.ts';
+
 const MODEL_KEY = Buffer.from('"model"');
-const COLON = 0x3a;
-const COMMA = 0x2c;
-const OPEN = 0x7b;
-const CLOSE = 0x7d;
 
 export interface ClientBody {
   /** The request's bytes as the client sent them. */
@@ -57,14 +55,14 @@ export function spliceUpstreamBody(client: ClientBody, body: Record<string, unkn
 /** Whether the text starts with the object's `{` (leading whitespace allowed). */
 function opensObject(raw: Buffer): boolean {
   let at = 0;
-  while (at < raw.length && isSpace(raw[at]!)) at++;
+  while (at < raw.length && isJsonSpace(raw[at]!)) at++;
   return raw[at] === OPEN;
 }
 
 /** Where the closing brace of the top-level object is (trailing whitespace allowed), or -1. */
 function lastBrace(raw: Buffer): number {
   let at = raw.length - 1;
-  while (at >= 0 && isSpace(raw[at]!)) at--;
+  while (at >= 0 && isJsonSpace(raw[at]!)) at--;
   return at >= 0 && raw[at] === CLOSE ? at : -1;
 }
 
@@ -78,14 +76,14 @@ function modelValue(raw: Buffer, written: string): number {
   let found = -1;
   for (let at = raw.indexOf(MODEL_KEY); at !== -1; at = raw.indexOf(MODEL_KEY, at + MODEL_KEY.length)) {
     let before = at - 1;
-    while (before >= 0 && isSpace(raw[before]!)) before--;
+    while (before >= 0 && isJsonSpace(raw[before]!)) before--;
     if (before < 0 || (raw[before] !== OPEN && raw[before] !== COMMA)) continue;
     if (found !== -1) return -1;
     let start = at + MODEL_KEY.length;
-    while (start < raw.length && isSpace(raw[start]!)) start++;
+    while (start < raw.length && isJsonSpace(raw[start]!)) start++;
     if (raw[start] !== COLON) return -1;
     start++;
-    while (start < raw.length && isSpace(raw[start]!)) start++;
+    while (start < raw.length && isJsonSpace(raw[start]!)) start++;
     if (!sameAscii(raw, start, written)) return -1;
     found = start;
   }
@@ -100,8 +98,4 @@ function sameAscii(raw: Buffer, at: number, text: string): boolean {
     if (code > 0x7e || raw[at + i] !== code) return false;
   }
   return true;
-}
-
-function isSpace(byte: number): boolean {
-  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 }
