@@ -11,7 +11,7 @@
  */
 import { resolve } from 'node:path';
 import OpenAI from 'openai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatMoney } from '../../web/src/lib/format.ts';
 import { realMode, startApp, type TestApp } from '../helpers/app.ts';
@@ -494,6 +494,19 @@ describe('Chinese web app', () => {
       await page.goto(`/account/billing/orders/${orderId}`);
       await page.locator('.order-summary').waitFor();
       await expectChinese(page, 'receipt');
+      // Before the plan catalogue has arrived, the package is named by the built-in Chinese catalogue, not its id.
+      const heldPlans: Route[] = [];
+      await page.route('**/graphql', (route) => (route.request().postData()?.includes('query Plans') ? void heldPlans.push(route) : route.continue()));
+      await page.reload();
+      await page.locator('.order-summary').waitFor();
+      expect(heldPlans.length).toBeGreaterThan(0);
+      await expect.poll(() => page.locator('.order-summary h2').textContent()).toBe('Pro，一个月');
+      await page.goto('/account');
+      await page.getByTestId('account-email').waitFor();
+      expect(await englishLeftovers(page), 'account before the catalogue: English UI strings').toEqual([]);
+      await page.unroute('**/graphql');
+      // The held requests' pages are gone; only the release matters.
+      for (const route of heldPlans) await route.continue().catch(() => undefined);
       expect(problems).toEqual([]);
     } finally {
       await context.close();

@@ -7,11 +7,18 @@
 import { useTranslation } from 'react-i18next';
 
 export function useCatalogueText(namespace: 'plan' | 'model'): (path: readonly string[], serverText: string) => string {
-  const { i18n } = useTranslation(namespace);
-  const lookup = (language: string, path: readonly string[]) =>
-    path.reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), i18n.getResourceBundle(language, namespace)?.catalogue);
+  const lookup = useCatalogueLookup(namespace);
   return (path, serverText) => {
-    const translated = lookup(i18n.language, path);
-    return lookup('en', path) === serverText && typeof translated === 'string' ? translated : serverText;
+    const translated = lookup(path);
+    return lookup(path, 'en') === serverText && translated !== undefined ? translated : serverText;
+  };
+}
+
+/** A built-in catalogue text in the reader's language (or `language`); undefined when there is none. */
+export function useCatalogueLookup(namespace: 'plan' | 'model'): (path: readonly string[], language?: string) => string | undefined {
+  const { i18n } = useTranslation(namespace);
+  return (path, language = i18n.language) => {
+    const found = path.reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), i18n.getResourceBundle(language, namespace)?.catalogue);
+    return typeof found === 'string' ? found : undefined;
   };
 }

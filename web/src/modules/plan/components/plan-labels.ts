@@ -1,5 +1,5 @@
 import { useTranslation } from 'react-i18next';
-import { useCatalogueText } from '../../../lib/catalogue-text.ts';
+import { useCatalogueLookup, useCatalogueText } from '../../../lib/catalogue-text.ts';
 import type { ModelClass, PlanPackageFragment, PoolWindow } from '../graphql/plan-package.fragment.ts';
 import type { PlanFragment } from '../graphql/plan.fragment.ts';
 import { usePlans } from '../hooks/use-plans.ts';
@@ -28,15 +28,20 @@ export function usePlanText() {
   };
 }
 
-/** A package id as people know it ("free" → "Free" / "免费版", "max_x5" → "Max x5"); the id until the catalogue is loaded. */
+/**
+ * A package id as people know it ("free" → "Free" / "免费版", "max_x5" → "Max x5"). Until the server's
+ * catalogue is loaded (or for a package it no longer lists): the built-in name in the reader's language —
+ * a package with its plan's id is named by the plan, as `packageLabel` does — else the id.
+ */
 export function usePackageName(): (packageId: string) => string {
   const { plans } = usePlans();
   const text = usePlanText();
+  const builtIn = useCatalogueLookup('plan');
   return (packageId) => {
     for (const plan of plans ?? []) {
       const pkg = plan.packages.find((candidate) => candidate.id === packageId);
       if (pkg) return text.packageLabel(plan, pkg);
     }
-    return packageId;
+    return builtIn(['plans', packageId, 'name']) ?? builtIn(['packages', packageId, 'name']) ?? packageId;
   };
 }
