@@ -85,5 +85,5 @@ export async function insertLedgerRows(db: Database, currency: string, entries: 
     latency_ms: Math.round(e.latencyMs),
     lease_id: e.leaseId ?? null,
   }));
-  await db.query(INSERT_SQL, [JSON.stringify(rows)]);
+  await db.query(INSERT_SQL, [JSON.stringify(rows)], 'svc_ledger_insert');
 }
