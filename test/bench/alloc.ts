@@ -3,13 +3,17 @@
  * time and CPU (README Performance, seventh pass: the same build's CPU per chunk moved by 30 % from one
  * run to the next). Fewer bytes per request means fewer scavenges and less GC CPU under load.
  *
- *   node test/bench/alloc.ts [s1|s4] [--requests=3000]
+ *   node test/bench/alloc.ts [s1|s4] [--requests=3000] [--survivors]
  *
  * `s1`: sequential non-streaming chat requests (S1's body); `s4`: streams of 4 chunks, 20 at a time (the
  * start and end of a stream weigh most there). svc runs with the inspector on loopback; after 2,000 requests
  * of warm-up, V8's sampling heap profiler (every 512 bytes, collected objects included) records the
  * measured requests. Prints bytes per request by allocating function and by the nearest svc frame on the
  * stack (what in `server/` caused the allocation, wherever it happened).
+ *
+ * `--survivors` leaves out what a scavenge collected: what is left outlived its request long enough to be
+ * promoted to the old generation (or is still live at the end), which is what makes scavenges slow and
+ * mark-compacts frequent.
  */
 import { Client } from 'undici';
 import { sequential, streams } from './load.ts';
@@ -27,6 +31,7 @@ interface ProfileNode {
 const mode = process.argv.slice(2).find((arg) => !arg.startsWith('--')) ?? 's1';
 if (mode !== 's1' && mode !== 's4') throw new Error('usage: node test/bench/alloc.ts [s1|s4] [--requests=3000]');
 const requests = Number(process.argv.find((arg) => arg.startsWith('--requests='))?.slice('--requests='.length) ?? 3000);
+const survivors = process.argv.includes('--survivors');
 const STREAMS_AT_ONCE = 20;
 
 pinSelf(LOAD_CORE);
@@ -73,7 +78,7 @@ try {
   await load(2000);
   const session = await inspector();
   await session.call('HeapProfiler.enable');
-  await session.call('HeapProfiler.startSampling', { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  await session.call('HeapProfiler.startSampling', { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !survivors });
   await load(requests);
   const { profile } = (await session.call('HeapProfiler.stopSampling')) as { profile: { head: ProfileNode } };
   session.close();
@@ -95,7 +100,7 @@ try {
   const top = (map: Map<string, number>) => [...map].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([name, bytes]) => `${perRequest(bytes)}  ${name}`);
   const what = mode === 's1' ? 'non-streaming request' : 'stream of 4 chunks';
   process.stdout.write(
-    [`${perRequest(total).trim()} allocated per ${what} (${requests} measured)`, '', 'by allocating function:', ...top(byFunction), '', 'by nearest svc frame:', ...top(bySvcFrame), ''].join('\n'),
+    [`${perRequest(total).trim()} ${survivors ? 'outlived a scavenge' : 'allocated'} per ${what} (${requests} measured)`, '', 'by allocating function:', ...top(byFunction), '', 'by nearest svc frame:', ...top(bySvcFrame), ''].join('\n'),
   );
 } finally {
   await svc.stop();
