@@ -51,7 +51,7 @@ const COLUMNS = `request_id varchar, client_request_id varchar, account_id uuid,
   input_tokens integer, output_tokens integer, unit varchar, unit_quantity numeric, estimated boolean, cost_micros bigint, reserved_micros bigint,
   currency char(3), status varchar, upstream_status integer, latency_ms integer, lease_id varchar`;
 const NAMES = COLUMNS.split(',').map((column) => column.trim().split(' ')[0]).join(', ');
-const INSERT_SQL = `insert into usage_ledger (${NAMES}) select ${NAMES} from jsonb_to_recordset($1::jsonb) as x(${COLUMNS}) on conflict (request_id) do nothing`;
+const INSERT_SQL = `insert into usage_ledger (${NAMES}) select ${NAMES} from json_to_recordset($1::json) as x(${COLUMNS}) on conflict (request_id) do nothing`;
 
 /** Channel of a credential kind: where a request came from. */
 export const channels: Record<string, string> = { web_session: 'web', session_token: 'cli', api_key: 'api', enterprise_key: 'enterprise' };
