@@ -125,7 +125,7 @@ export class Settlement {
       if (leaseOf) {
         for (const item of batch) {
           const leaseId = item.ref ? leaseOf(item.ref.requestId) : undefined;
-          if (leaseId) item.entry = { ...item.entry, leaseId };
+          if (leaseId) item.entry.leaseId = leaseId;
         }
       }
       try {
