@@ -15,11 +15,12 @@ import { entities } from './entities.ts';
 import { lockDataDir } from './pglite-lock.ts';
 
 export type Orm = SqlMikroORM;
+export type Em = SqlEntityManager;
+
 /** What svc uses of pg's `Pool` (MikroORM's PostgreSQL connection owns it). */
 interface NativePool {
   query(config: { text: string; values: unknown[]; name?: string }): Promise<unknown>;
 }
-export type Em = SqlEntityManager;
 
 export interface Database {
   orm: Orm;
