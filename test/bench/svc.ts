@@ -67,8 +67,11 @@ export interface SvcOptions {
   wrap?: string[];
 }
 
-/** The flags `npm start` runs the server with (package.json), so the benchmark measures what ships. */
-const SERVER_NODE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=50'];
+/**
+ * The flags `npm start` runs the server with (package.json), so the benchmark measures what ships. Its
+ * `--v8-pool-size` is `nproc`, the cores the server may run on: here one, the core each svc is pinned to.
+ */
+const SERVER_NODE_FLAGS = ['--v8-pool-size=1', '--max-semi-space-size=8', '--heap-growing-percent=50'];
 /** Node's compile cache, where `npm start` keeps it (package.json). */
 const COMPILE_CACHE = resolve(ROOT, 'node_modules/.cache/node-compile');
 
