@@ -139,9 +139,14 @@ export async function waitForPort(port: number, child: Child, timeoutMs = 30_000
   throw new Error(`bench: ${child.name} did not listen on ${port} within ${timeoutMs} ms`);
 }
 
-/** Pins the calling process (the load generator) to a core. */
+/**
+ * Pins the calling process (the load generator) to a core: every thread it has (`-a`), not only the main
+ * one. Without `-a`, its V8 and libuv threads, started before this call, stayed free to run on the core of
+ * the system under test (`perf sched` saw them there; README Performance, eleventh pass). Threads started
+ * later inherit the main thread's affinity.
+ */
 export function pinSelf(core: number): void {
-  if (hasTaskset) spawnSync('taskset', ['-pc', String(core), String(process.pid)], { stdio: 'ignore' });
+  if (hasTaskset) spawnSync('taskset', ['-apc', String(core), String(process.pid)], { stdio: 'ignore' });
 }
 
 /** Resident set size and CPU time (user + system) of a process, from /proc. */
