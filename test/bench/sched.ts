@@ -64,6 +64,9 @@ try {
   });
   const script = spawnSync('perf', ['script', '-i', join(dir, 'perf.data'), '-F', 'comm,pid,tid,cpu,time,event,trace'], { encoding: 'utf8', maxBuffer: 2 ** 30 });
   lines = script.stdout.split('\n');
+  if (!lines.some((line) => line.includes('sched:sched_switch'))) {
+    throw new Error(`perf recorded no scheduler events (it needs root or kernel.perf_event_paranoid <= -1): ${script.stderr.trim().slice(0, 300)}`);
+  }
 } finally {
   for (const system of systems) await system.stop();
   await upstream.stop();
