@@ -73,48 +73,39 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-// Who each thread is: a role for the processes of this run, else its command name with digits folded.
-const processOf = new Map<number, number>();
-const EVENT = /^\s*(.+?)\s+(\d+)\/(\d+)\s+\[(\d+)\]\s+([\d.]+):\s+(sched:\S+):\s+(.*)$/;
-for (const line of lines) {
-  const match = EVENT.exec(line);
-  if (match) processOf.set(Number(match[3]), Number(match[2]));
-}
-const roles = new Map<number, string>([[process.pid, 'load'], [upstream.pid, 'upstream'], ...systems.map((s) => [s.pid, s.name] as [number, string])]);
-const label = (tid: number, comm: string) => {
-  const role = roles.get(processOf.get(tid) ?? -1);
-  return role ? `${role} ${comm}` : comm.replace(/\d+/g, 'N');
-};
-
-// Per CPU, who ran when; per watched thread, each wait from runnable (woken or preempted) to running.
+// One pass over the events: per CPU, which thread ran when; per watched thread, each wait from runnable
+// (woken or preempted) to running; and each thread's process, to name the threads afterwards.
 interface Slice {
   fromNs: number;
   toNs: number;
-  who: string;
+  tid: number;
+  comm: string;
 }
+const EVENT = /^\s*(.+?)\s+(\d+)\/(\d+)\s+\[(\d+)\]\s+([\d.]+):\s+(sched:\S+):\s+(.*)$/;
+const SWITCH = /prev_comm=(.*?) prev_pid=(\d+) prev_prio=\d+ prev_state=(\S+) ==> next_comm=(.*?) next_pid=(\d+)/;
+const processOf = new Map<number, number>();
 const slices = new Map<number, Slice[]>();
-const running = new Map<number, { who: string; sinceNs: number }>();
+const running = new Map<number, { tid: number; comm: string; sinceNs: number }>();
 const watched = [process.pid, upstream.pid, ...systems.map((s) => s.pid)];
 const waitingSince = new Map<number, number>();
 const waits: { tid: number; cpu: number; fromNs: number; toNs: number }[] = [];
-const SWITCH = /prev_comm=(.*?) prev_pid=(\d+) prev_prio=\d+ prev_state=(\S+) ==> next_comm=(.*?) next_pid=(\d+)/;
 for (const line of lines) {
   const match = EVENT.exec(line);
   if (!match) continue;
-  const cpu = Number(match[4]);
-  const atNs = Math.round(Number(match[5]) * 1e9);
+  const [event, tid, cpu, atNs] = [match[6]!, Number(match[3]), Number(match[4]), Math.round(Number(match[5]) * 1e9)];
+  processOf.set(tid, Number(match[2]));
   // A thread seen running is not waiting (a wake-up can reach a thread before it has left its CPU).
-  if (match[6] !== 'sched:sched_switch') waitingSince.delete(Number(match[3]));
-  if (match[6] === 'sched:sched_waking') {
-    const tid = Number(/ pid=(\d+)/.exec(match[7]!)?.[1]);
-    if (watched.includes(tid) && !waitingSince.has(tid)) waitingSince.set(tid, atNs);
-  } else if (match[6] === 'sched:sched_switch') {
+  if (event !== 'sched:sched_switch') waitingSince.delete(tid);
+  if (event === 'sched:sched_waking') {
+    const woken = Number(/ pid=(\d+)/.exec(match[7]!)?.[1]);
+    if (watched.includes(woken) && !waitingSince.has(woken)) waitingSince.set(woken, atNs);
+  } else if (event === 'sched:sched_switch') {
     const fields = SWITCH.exec(match[7]!);
     if (!fields) continue;
     const [prevTid, prevState, nextComm, nextTid] = [Number(fields[2]), fields[3]!, fields[4]!, Number(fields[5])];
     const now = running.get(cpu);
-    if (now) (slices.get(cpu) ?? slices.set(cpu, []).get(cpu)!).push({ fromNs: now.sinceNs, toNs: atNs, who: now.who });
-    running.set(cpu, { who: label(nextTid, nextComm), sinceNs: atNs });
+    if (now) (slices.get(cpu) ?? slices.set(cpu, []).get(cpu)!).push({ fromNs: now.sinceNs, toNs: atNs, tid: now.tid, comm: now.comm });
+    running.set(cpu, { tid: nextTid, comm: nextComm, sinceNs: atNs });
     if (watched.includes(prevTid)) {
       if (prevState.startsWith('R')) waitingSince.set(prevTid, atNs); // preempted: still runnable
       else waitingSince.delete(prevTid); // asleep until its next wake-up
@@ -127,19 +118,26 @@ for (const line of lines) {
   }
 }
 
+// Who a thread is: a role for the processes of this run, else its command name with digits folded.
+const roles = new Map<number, string>([[process.pid, 'load'], [upstream.pid, 'upstream'], ...systems.map((s) => [s.pid, s.name] as [number, string])]);
+const label = (slice: Slice) => {
+  const role = roles.get(processOf.get(slice.tid) ?? -1);
+  return role ? `${role} ${slice.comm}` : slice.comm.replace(/\d+/g, 'N');
+};
+
 /** What ran on `cpu` between two instants, in ns by who. */
 function ranInstead(cpu: number, fromNs: number, toNs: number, into: Map<string, number>): void {
   for (const slice of slices.get(cpu) ?? []) {
     if (slice.toNs <= fromNs || slice.fromNs >= toNs) continue;
-    into.set(slice.who, (into.get(slice.who) ?? 0) + Math.min(slice.toNs, toNs) - Math.max(slice.fromNs, fromNs));
+    const who = label(slice);
+    into.set(who, (into.get(who) ?? 0) + Math.min(slice.toNs, toNs) - Math.max(slice.fromNs, fromNs));
   }
 }
 
 const ms = (ns: number) => (ns / 1e6).toFixed(1);
 for (const system of systems) {
   const mine = blocks.filter((b) => b.system === system.name);
-  const sum = (pick: (b: Block) => number) => mine.reduce((total, b) => total + pick(b), 0);
-  console.log(`\n${system.name}: ${mine.length} blocks of ${requests}; p50 ${mine.map((b) => Math.round(b.p50Us)).join(' ')} µs; p99 ${mine.map((b) => Math.round(b.p99Us)).join(' ')} µs; over ${SLOW_US / 1000} ms: ${mine.map((b) => b.slow).join(' ')} (${sum((b) => b.slow)} in all)`);
+  console.log(`\n${system.name}: ${mine.length} blocks of ${requests}; p50 ${mine.map((b) => Math.round(b.p50Us)).join(' ')} µs; p99 ${mine.map((b) => Math.round(b.p99Us)).join(' ')} µs; over ${SLOW_US / 1000} ms: ${mine.map((b) => b.slow).join(' ')} (${mine.reduce((total, b) => total + b.slow, 0)} in all)`);
   for (const [who, tid] of [[`${system.name} main thread`, system.pid], ['load generator', process.pid], ['upstream', upstream.pid]] as const) {
     let total = 0;
     let long = 0;
