@@ -14,8 +14,13 @@
  * `--survivors` leaves out what a scavenge collected: what is left outlived its request long enough to be
  * promoted to the old generation (or is still live at the end), which is what makes scavenges slow and
  * mark-compacts frequent.
+ *
+ * `in-flight`: what a non-streaming request holds while it waits for its upstream, which is what S2's
+ * slow upstream (and a real model server's seconds) keeps alive and tenures. `--requests` requests wait on a
+ * 4 s upstream at once, over connections opened beforehand; the profile counts only objects still live
+ * then, after a full collection, and `Runtime.getHeapUsage` gives the whole heap's growth per request.
  */
-import { Client } from 'undici';
+import { Client, Pool } from 'undici';
 import { sequential, streams } from './load.ts';
 import { freePort, pinSelf } from './procs.ts';
 import { plainBody, streamBody } from './scenarios.ts';
@@ -29,25 +34,30 @@ interface ProfileNode {
 }
 
 const mode = process.argv.slice(2).find((arg) => !arg.startsWith('--')) ?? 's1';
-if (mode !== 's1' && mode !== 's4') throw new Error('usage: node test/bench/alloc.ts [s1|s4] [--requests=3000]');
-const requests = Number(process.argv.find((arg) => arg.startsWith('--requests='))?.slice('--requests='.length) ?? 3000);
+if (mode !== 's1' && mode !== 's4' && mode !== 'in-flight') throw new Error('usage: node test/bench/alloc.ts [s1|s4|in-flight] [--requests=3000] [--survivors]');
+const requests = Number(process.argv.find((arg) => arg.startsWith('--requests='))?.slice('--requests='.length) ?? (mode === 'in-flight' ? 1000 : 3000));
 const survivors = process.argv.includes('--survivors');
 const STREAMS_AT_ONCE = 20;
 
 pinSelf(LOAD_CORE);
 const upstream = await startUpstream('/dev/null');
-await upstream.setScript(mode === 's1' ? { latencyMs: 0 } : { latencyMs: 0, chunks: 4, firstChunkDelayMs: 5, intervalMs: 5 });
+await upstream.setScript(mode === 's4' ? { latencyMs: 0, chunks: 4, firstChunkDelayMs: 5, intervalMs: 5 } : { latencyMs: 0 });
 const inspectPort = await freePort();
 const svc = await startSvc(upstream, '/dev/null', { nodeFlags: [`--inspect=127.0.0.1:${inspectPort}`] });
 const target = svc.target(mode === 's4');
 
 async function load(count: number): Promise<void> {
-  if (mode === 's1') await sequential(target, plainBody, count, 0);
+  if (mode !== 's4') await sequential(target, plainBody, count, 0);
   else await streams(target, streamBody, STREAMS_AT_ONCE, 4, { perWorker: Math.ceil(count / STREAMS_AT_ONCE), staggerMs: 30, skipFirst: false });
 }
 
 /** The inspector protocol over its WebSocket: one call at a time is all this needs. */
-async function inspector(): Promise<{ call(method: string, params?: object): Promise<Record<string, unknown>>; close(): void }> {
+interface Inspector {
+  call(method: string, params?: object): Promise<Record<string, unknown>>;
+  close(): void;
+}
+
+async function inspector(): Promise<Inspector> {
   const client = new Client(`http://127.0.0.1:${inspectPort}`);
   const response = await client.request({ method: 'GET', path: '/json/list' });
   const [first] = (await response.body.json()) as { webSocketDebuggerUrl: string }[];
@@ -74,13 +84,46 @@ async function inspector(): Promise<{ call(method: string, params?: object): Pro
   };
 }
 
+/**
+ * `requests` requests at once on a 4 s upstream, sampled while they wait: live objects only, after a full
+ * collection. Returns the profile and the heap's growth (what `getHeapUsage` counts, sampled or not).
+ */
+async function inFlight(session: Inspector): Promise<{ profile: { head: ProfileNode }; heapGrowth: number }> {
+  const pool = new Pool(target.origin, { connections: requests, pipelining: 1, headersTimeout: 30_000, bodyTimeout: 30_000 });
+  const batch = () => Promise.all(Array.from({ length: requests }, () => pool.request({ method: 'POST', path: target.path, headers: target.headers, body: plainBody }).then((r) => r.body.dump())));
+  try {
+    // Every connection open (and svc's side of it settled) before measuring: the requests are what is counted.
+    await upstream.setScript({ latencyMs: 300 });
+    await batch();
+    await batch();
+    await upstream.setScript({ latencyMs: 4000 });
+    await session.call('HeapProfiler.collectGarbage');
+    const before = (await session.call('Runtime.getHeapUsage')) as { usedSize: number };
+    await session.call('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMajorGC: false, includeObjectsCollectedByMinorGC: false });
+    const waiting = batch();
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await session.call('HeapProfiler.collectGarbage');
+    const during = (await session.call('Runtime.getHeapUsage')) as { usedSize: number };
+    const { profile } = (await session.call('HeapProfiler.stopSampling')) as { profile: { head: ProfileNode } };
+    await waiting;
+    return { profile, heapGrowth: during.usedSize - before.usedSize };
+  } finally {
+    await pool.close();
+  }
+}
+
 try {
   await load(2000);
   const session = await inspector();
   await session.call('HeapProfiler.enable');
-  await session.call('HeapProfiler.startSampling', { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !survivors });
-  await load(requests);
-  const { profile } = (await session.call('HeapProfiler.stopSampling')) as { profile: { head: ProfileNode } };
+  let profile: { head: ProfileNode };
+  let heapGrowth = NaN;
+  if (mode === 'in-flight') ({ profile, heapGrowth } = await inFlight(session));
+  else {
+    await session.call('HeapProfiler.startSampling', { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !survivors });
+    await load(requests);
+    ({ profile } = (await session.call('HeapProfiler.stopSampling')) as { profile: { head: ProfileNode } });
+  }
   session.close();
 
   const byFunction = new Map<string, number>();
@@ -98,9 +141,10 @@ try {
   walk(profile.head, '(no svc frame on the stack)');
   const perRequest = (bytes: number) => `${(bytes / requests / 1024).toFixed(2)} KB`.padStart(9);
   const top = (map: Map<string, number>) => [...map].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([name, bytes]) => `${perRequest(bytes)}  ${name}`);
-  const what = mode === 's1' ? 'non-streaming request' : 'stream of 4 chunks';
+  const what = { s1: 'non-streaming request', s4: 'stream of 4 chunks', 'in-flight': 'request waiting on its upstream' }[mode];
+  const how = mode === 'in-flight' ? `live (sampled; the whole heap grew ${perRequest(heapGrowth).trim()})` : survivors ? 'outlived a scavenge' : 'allocated';
   process.stdout.write(
-    [`${perRequest(total).trim()} ${survivors ? 'outlived a scavenge' : 'allocated'} per ${what} (${requests} measured)`, '', 'by allocating function:', ...top(byFunction), '', 'by nearest svc frame:', ...top(bySvcFrame), ''].join('\n'),
+    [`${perRequest(total).trim()} ${how} per ${what} (${requests} measured)`, '', 'by allocating function:', ...top(byFunction), '', 'by nearest svc frame:', ...top(bySvcFrame), ''].join('\n'),
   );
 } finally {
   await svc.stop();

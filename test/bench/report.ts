@@ -100,6 +100,7 @@ export function printTable(summary: Summary, rates: number[], concurrency: numbe
   for (const rate of rates) {
     rows.push([`S2 ${rate}/s added p99 (ms)`, `s2.${rate}.p99Us`, 'added-ms']);
     rows.push([`S2 ${rate}/s success`, `s2.${rate}.success`, 'pct']);
+    rows.push([`S2 ${rate}/s CPU ms / request`, `s2.${rate}.cpuMsPerReq`, 'num']);
   }
   rows.push(['S3 req/s (64 conn)', 's3.rps', 'rps']);
   for (const c of concurrency) {
@@ -115,6 +116,9 @@ export function printTable(summary: Summary, rates: number[], concurrency: numbe
   rows.push(['S5 CPU ms / request (S3)', 's5.cpuMsPerReq', 'num']);
   rows.push(['S5 RSS after S3 (MB)', 's5.rssMb', 'mb']);
   rows.push(['S5 RSS, open streams (MB)', 's5.openStreamsRssMb', 'mb']);
+  rows.push(['S5 of which malloc heap (MB)', 's5.openStreamsMallocHeapMb', 'mb']);
+  rows.push(['S5 of which other anonymous (MB)', 's5.openStreamsAnonymousMb', 'mb']);
+  rows.push(['S5 of which mapped files (MB)', 's5.openStreamsFilesMb', 'mb']);
   rows.push(['S5 heap used, open streams (MB)', 's5.openStreamsHeapUsedMb', 'mb']);
   rows.push(['S5 heap total, open streams (MB)', 's5.openStreamsHeapTotalMb', 'mb']);
   rows.push(['S5 external, open streams (MB)', 's5.openStreamsExternalMb', 'mb']);

@@ -88,11 +88,16 @@ export function scenarios(params: Params): Scenario[] {
       id: `s2.${rate}`,
       script: { latencyMs: params.s2.latencyMs },
       async run(system) {
+        const before = await sampleProc(system.pid);
         const r = await fixedRate(system.target(false), plainBody, rate, params.s2.durationMs);
+        const after = await sampleProc(system.pid);
         return {
           [`s2.${rate}.p50Us`]: percentile(r.latenciesUs, 50),
           [`s2.${rate}.p99Us`]: percentile(r.latenciesUs, 99),
           [`s2.${rate}.success`]: r.ok / r.sent,
+          // Below saturation a request costs more than in S3: fewer requests share each wake-up and each
+          // settlement round, and caches go cold between them. At the top rate it says how near the core is.
+          [`s2.${rate}.cpuMsPerReq`]: (after.cpuMs - before.cpuMs) / Math.max(1, r.sent),
         };
       },
     });
@@ -167,14 +172,17 @@ export function openStreamsScenario(params: Params): Scenario {
           () => undefined,
         );
       }, 100);
-      // Halfway through, every stream is open: svc's /metrics tells where the memory is.
+      // Halfway through, every stream is open: the process's mappings (and svc's /metrics) tell where the memory is.
       let heap: Metrics = {};
-      const probe =
-        system.name === 'svc'
-          ? setTimeout(() => {
-              void memoryFromMetrics(system.target(false).origin).then((m) => (heap = m));
-            }, (chunks * intervalMs) / 2)
-          : undefined;
+      const probe = setTimeout(
+        () => {
+          void Promise.all([rssByMapping(system.pid), system.name === 'svc' ? memoryFromMetrics(system.target(false).origin) : {}]).then(
+            ([mappings, metrics]) => (heap = { ...mappings, ...metrics }),
+            () => undefined,
+          );
+        },
+        (chunks * intervalMs) / 2,
+      );
       try {
         const r = await streams(system.target(true), streamBody, openStreams, chunks, { perWorker: 1, staggerMs: 0, skipFirst: false });
         clearTimeout(probe);
@@ -184,6 +192,26 @@ export function openStreamsScenario(params: Params): Scenario {
       }
     },
   };
+}
+
+/**
+ * Resident memory by kind of mapping, in MB (`/proc/<pid>/smaps`): the C allocator's main heap (`[heap]`:
+ * sockets' read buffers, parsers, ArrayBuffer contents), other anonymous memory (V8's heap pages, thread
+ * stacks, other threads' allocator arenas) and mapped files (Node's binary, libraries). None of these is
+ * handed back to the system after a load peak unless its owner frees whole pages.
+ */
+async function rssByMapping(pid: number): Promise<Metrics> {
+  const { readFile } = await import('node:fs/promises');
+  const kb = { heap: 0, anonymous: 0, files: 0 };
+  let kind: keyof typeof kb = 'anonymous';
+  for (const line of (await readFile(`/proc/${pid}/smaps`, 'utf8')).split('\n')) {
+    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header) {
+      const name = header[1]!;
+      kind = name === '[heap]' ? 'heap' : name === '' || name.startsWith('[') ? 'anonymous' : 'files';
+    } else if (line.startsWith('Rss:')) kb[kind] += Number(line.slice(4).trim().split(' ')[0]);
+  }
+  return { 's5.openStreamsMallocHeapMb': kb.heap / 1024, 's5.openStreamsAnonymousMb': kb.anonymous / 1024, 's5.openStreamsFilesMb': kb.files / 1024 };
 }
 
 /** Heap and external memory from svc's Prometheus endpoint (prom-client default metrics), in MB. */
