@@ -197,8 +197,7 @@ export function openStreamsScenario(params: Params): Scenario {
 /**
  * Resident memory by kind of mapping, in MB (`/proc/<pid>/smaps`): the C allocator's main heap (`[heap]`:
  * sockets' read buffers, parsers, ArrayBuffer contents), other anonymous memory (V8's heap pages, thread
- * stacks, other threads' allocator arenas) and mapped files (Node's binary, libraries). None of these is
- * handed back to the system after a load peak unless its owner frees whole pages.
+ * stacks, other threads' allocator arenas) and mapped files (Node's binary, libraries).
  */
 async function rssByMapping(pid: number): Promise<Metrics> {
   const { readFile } = await import('node:fs/promises');
