@@ -168,3 +168,22 @@ export async function sampleProc(pid: number): Promise<ProcSample> {
   const ticks = Number(fields[11]) + Number(fields[12]);
   return { rssKb: kb('VmRSS'), hwmKb: kb('VmHWM'), cpuMs: (ticks * 1000) / clockTicks };
 }
+
+/**
+ * Resident memory of a process by kind of mapping, from `/proc/<pid>/smaps`: the C allocator's main heap
+ * (`[heap]`: sockets' read buffers, parsers, ArrayBuffer contents), other anonymous memory (V8's heap
+ * pages, thread stacks, other threads' allocator arenas) and mapped files (Node's binary, libraries).
+ */
+export async function rssByMapping(pid: number): Promise<{ heapKb: number; anonymousKb: number; filesKb: number }> {
+  const { readFile } = await import('node:fs/promises');
+  const kb = { heapKb: 0, anonymousKb: 0, filesKb: 0 };
+  let kind: keyof typeof kb = 'anonymousKb';
+  for (const line of (await readFile(`/proc/${pid}/smaps`, 'utf8')).split('\n')) {
+    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header) {
+      const name = header[1]!;
+      kind = name === '[heap]' ? 'heapKb' : name === '' || name.startsWith('[') ? 'anonymousKb' : 'filesKb';
+    } else if (line.startsWith('Rss:')) kb[kind] += Number(line.slice(4).trim().split(' ')[0]);
+  }
+  return kb;
+}

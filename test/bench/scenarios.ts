@@ -4,7 +4,7 @@
  */
 import type { Script } from '../fixtures/scripted-upstream.ts';
 import { closedLoop, closedLoopAutocannon, fixedRate, sequential, streams, type StreamResult } from './load.ts';
-import { sampleProc } from './procs.ts';
+import { rssByMapping, sampleProc } from './procs.ts';
 import type { System } from './systems.ts';
 
 export interface Params {
@@ -177,7 +177,8 @@ export function openStreamsScenario(params: Params): Scenario {
       const probe = setTimeout(
         () => {
           void Promise.all([rssByMapping(system.pid), system.name === 'svc' ? memoryFromMetrics(system.target(false).origin) : {}]).then(
-            ([mappings, metrics]) => (heap = { ...mappings, ...metrics }),
+            ([rss, metrics]) =>
+              (heap = { 's5.openStreamsMallocHeapMb': rss.heapKb / 1024, 's5.openStreamsAnonymousMb': rss.anonymousKb / 1024, 's5.openStreamsFilesMb': rss.filesKb / 1024, ...metrics }),
             () => undefined,
           );
         },
@@ -192,25 +193,6 @@ export function openStreamsScenario(params: Params): Scenario {
       }
     },
   };
-}
-
-/**
- * Resident memory by kind of mapping, in MB (`/proc/<pid>/smaps`): the C allocator's main heap (`[heap]`:
- * sockets' read buffers, parsers, ArrayBuffer contents), other anonymous memory (V8's heap pages, thread
- * stacks, other threads' allocator arenas) and mapped files (Node's binary, libraries).
- */
-async function rssByMapping(pid: number): Promise<Metrics> {
-  const { readFile } = await import('node:fs/promises');
-  const kb = { heap: 0, anonymous: 0, files: 0 };
-  let kind: keyof typeof kb = 'anonymous';
-  for (const line of (await readFile(`/proc/${pid}/smaps`, 'utf8')).split('\n')) {
-    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
-    if (header) {
-      const name = header[1]!;
-      kind = name === '[heap]' ? 'heap' : name === '' || name.startsWith('[') ? 'anonymous' : 'files';
-    } else if (line.startsWith('Rss:')) kb[kind] += Number(line.slice(4).trim().split(' ')[0]);
-  }
-  return { 's5.openStreamsMallocHeapMb': kb.heap / 1024, 's5.openStreamsAnonymousMb': kb.anonymous / 1024, 's5.openStreamsFilesMb': kb.files / 1024 };
 }
 
 /** Heap and external memory from svc's Prometheus endpoint (prom-client default metrics), in MB. */
