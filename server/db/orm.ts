@@ -34,7 +34,7 @@ export interface Database {
    *
    * `name` makes it a prepared statement on PostgreSQL: parsed and planned once per connection, not on
    * every call. For a statement run on every settlement round, planning was over a third of the server's
-   * CPU for an insert of a few rows (README Performance, ninth pass).
+   * CPU for an insert of a few rows (test/bench/RESULTS.md, ninth pass).
    */
   query(sql: string, params: readonly unknown[], name?: string): Promise<void>;
   close(): Promise<void>;

@@ -1,6 +1,6 @@
 /**
  * What svc allocates per request, by site: a measure that does not drift with the VM's speed, unlike
- * time and CPU (README Performance, seventh pass: the same build's CPU per chunk moved by 30 % from one
+ * time and CPU (test/bench/RESULTS.md, seventh pass: the same build's CPU per chunk moved by 30 % from one
  * run to the next). Fewer bytes per request means fewer scavenges and less GC CPU under load.
  *
  *   node test/bench/alloc.ts [s1|s4] [--requests=3000] [--survivors]

@@ -1,7 +1,7 @@
 /**
  * Instructions per request, svc against the bare passthrough: a CPU measure that does not drift with the
- * VM's speed. On this VM the same build's CPU per chunk moves by a third from one run to the next (README
- * Performance, seventh pass), so a change of a few percent cannot be seen in time; valgrind's callgrind
+ * VM's speed. On this VM the same build's CPU per chunk moves by a third from one run to the next
+ * (test/bench/RESULTS.md, seventh pass), so a change of a few percent cannot be seen in time; valgrind's callgrind
  * counts instructions, and gives the same count run after run.
  *
  *   node test/bench/instr.ts [s1|s4] [--requests=1000] [--warm-up=5] [--systems=passthrough,svc] [--svc-node-flags=…] [--top=25]
@@ -17,7 +17,7 @@
  *
  * What is exact and what is not: the instructions a function takes per request are the same run after run,
  * so a change shows in its own lines (the stringifier went from 28 k to 9 k instructions per request when
- * the upstream body stopped being serialised: README Performance, eighth pass). The totals are not: V8
+ * the upstream body stopped being serialised: test/bench/RESULTS.md, eighth pass). The totals are not: V8
  * keeps optimising and deoptimising code long after the warm-up, more so under valgrind, and the tier a
  * function runs in moves the built-ins' share: svc's S1 gave 527–642 k instructions per request without
  * the compiler over eight runs. The compiler is printed on its own line and left out of the second total.

@@ -142,7 +142,7 @@ export async function waitForPort(port: number, child: Child, timeoutMs = 30_000
 /**
  * Pins the calling process (the load generator) to a core: every thread it has (`-a`), not only the main
  * one. Without `-a`, its V8 and libuv threads, started before this call, stayed free to run on the core of
- * the system under test (`perf sched` saw them there; README Performance, eleventh pass). Threads started
+ * the system under test (`perf sched` saw them there; test/bench/RESULTS.md, eleventh pass). Threads started
  * later inherit the main thread's affinity.
  */
 export function pinSelf(core: number): void {

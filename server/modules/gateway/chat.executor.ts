@@ -226,7 +226,7 @@ export class ChatExecutor implements Executor<ChatCall> {
     // The upstream has its body: what the client sent is not needed for the rest of the stream.
     call.client = null;
     // Until the upstream's headers: the stream's own pace is the model's, not the gateway's. The head is built
-    // now, while the model works on its first token, and goes out with the first event (README Performance,
+    // now, while the model works on its first token, and goes out with the first event (test/bench/RESULTS.md,
     // sixth pass: ~6 µs less before the first token).
     const head = streamHeaders(turn, serverTiming(turn, performance.now() - turn.upstreamFrom));
     const raw = reply.raw;

@@ -95,8 +95,8 @@ async function tryDeployments<R extends { statusCode: number; headers: IncomingH
  * Classes rather than object literals closing over the request: once a literal's objects have outlived a
  * few scavenges (as every call does while its upstream takes its time), V8 may allocate that literal's
  * objects straight in the old generation, and a dead old object keeps what it points to alive until the next
- * full collection. With classes, S3 run right after S2's 200 ms requests was ~8 % faster (README
- * Performance, fifth pass).
+ * full collection. With classes, S3 run right after S2's 200 ms requests was ~8 % faster
+ * (test/bench/RESULTS.md, fifth pass).
  */
 abstract class UpstreamCall<T> implements Dispatcher.DispatchHandler {
   protected readonly resolve: (value: T) => void;
