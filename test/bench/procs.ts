@@ -6,6 +6,7 @@
  */
 import { spawn, spawnSync, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { openSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 
 export interface Child {
@@ -159,7 +160,6 @@ export interface ProcSample {
 const clockTicks = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 export async function sampleProc(pid: number): Promise<ProcSample> {
-  const { readFile } = await import('node:fs/promises');
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
@@ -175,7 +175,6 @@ export async function sampleProc(pid: number): Promise<ProcSample> {
  * pages, thread stacks, other threads' allocator arenas) and mapped files (Node's binary, libraries).
  */
 export async function rssByMapping(pid: number): Promise<{ heapKb: number; anonymousKb: number; filesKb: number }> {
-  const { readFile } = await import('node:fs/promises');
   const kb = { heapKb: 0, anonymousKb: 0, filesKb: 0 };
   let kind: keyof typeof kb = 'anonymousKb';
   for (const line of (await readFile(`/proc/${pid}/smaps`, 'utf8')).split('\n')) {
