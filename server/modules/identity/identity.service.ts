@@ -89,6 +89,13 @@ export class IdentityService {
   readonly #lastUsed: LastUsedRecorder;
   readonly #resolvers = new Map<string, CredentialResolver>();
   readonly #cache = new Map<string, CacheEntry>();
+  /**
+   * The hash of each token the cache was filled for, so a cache hit does not hash again. A one-shot SHA-256
+   * takes ~1 µs in a loop, but 15–45 µs at a stream's start under load, when OpenSSL's code has left the
+   * CPU's caches (test/bench/RESULTS.md, fourteenth pass). Only tokens that resolved to a credential are kept,
+   * as many as the cache holds; a token's hash never changes, so invalidation stays with the cache.
+   */
+  readonly #hashes = new Map<string, string>();
   readonly #listeners = new Set<() => void>();
   /** Bumped by every invalidation; a lookup that raced one does not cache its (possibly stale) result. */
   #generation = 0;
@@ -182,7 +189,8 @@ export class IdentityService {
     const token = BEARER.exec(authorization)?.[1];
     const resolver = token === undefined ? undefined : this.#resolverFor(token);
     if (!resolver) return null;
-    const found = this.#cache.get(sha256Hex(token!));
+    const hash = this.#hashes.get(token!);
+    const found = hash === undefined ? undefined : this.#cache.get(hash);
     if (!found || found.cachedUntil <= Date.now() || found.principal.credential.kind === 'web_session') return null;
     return this.#letIn(found, resolver, client);
   }
@@ -291,7 +299,7 @@ export class IdentityService {
   }
 
   async #lookup(resolver: CredentialResolver, token: string): Promise<ResolvedCredential | null> {
-    const hash = sha256Hex(token);
+    const hash = this.#hashes.get(token) ?? sha256Hex(token);
     const now = Date.now();
     const cached = this.#listening ? this.#cache.get(hash) : undefined;
     if (cached && cached.cachedUntil > now) return cached;
@@ -306,7 +314,9 @@ export class IdentityService {
     const ttl = this.#config.auth.credentialCacheSeconds * 1000;
     if (ttl > 0 && this.#listening && generation === this.#generation) {
       if (this.#cache.size >= maxCacheEntries) this.#cache.delete(this.#cache.keys().next().value!);
+      if (this.#hashes.size >= maxCacheEntries) this.#hashes.delete(this.#hashes.keys().next().value!);
       this.#cache.set(hash, { ...found, cachedUntil: now + ttl });
+      this.#hashes.set(token, hash);
     }
     return this.#cache.get(hash) ?? found;
   }
@@ -331,6 +341,7 @@ export class IdentityService {
   #dropAll(): void {
     this.#generation += 1;
     this.#cache.clear();
+    this.#hashes.clear();
   }
 
   #apply(what: Invalidation): void {

@@ -102,10 +102,14 @@ describe('authenticateBearer', () => {
   it('a key revoked on one instance fails at once on the other (both had it cached)', async () => {
     const { account, createKey } = await newMember('revoke');
     const { token, key } = await createKey();
-    // Warm both caches.
+    // Warm both caches: the chat path's cache hit (no hashing, no promise) answers for the key.
     expect((await models(one, token)).status).toBe(200);
     expect((await models(two, token)).status).toBe(200);
+    for (const app of [one, two]) expect(app.app.services.identity.authenticateCached(`Bearer ${token}`)).toMatchObject({ credential: { kind: 'api_key', id: key.id } });
     await one.app.services.apiKeys.revokeForAccount(account.id, key.id);
+    // The token's remembered hash outlives the revocation; what it pointed to does not.
+    await expect.poll(() => two.app.services.identity.authenticateCached(`Bearer ${token}`), { timeout: 3000, interval: 25 }).toBeNull();
+    expect(one.app.services.identity.authenticateCached(`Bearer ${token}`)).toBeNull();
     const [onOne, onTwo] = await Promise.all([models(one, token), models(two, token)]);
     expect(onOne.status).toBe(401);
     expect(onTwo.status).toBe(401);
