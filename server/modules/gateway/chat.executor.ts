@@ -217,14 +217,15 @@ export class ChatExecutor implements Executor<ChatCall> {
   async #proxyStream(turn: Turn, call: ChatCall, exchange: Exchange): Promise<void> {
     const reply = exchange.reply!;
     const signal = exchange.signal;
-    const rewriter = call.framing.stream(call.model.resolvedId, call.includeUsage);
-    call.rewriter = rewriter;
     // The usage chunk is what settlement bills. A client that asked for it keeps its own object, so its bytes can be sent.
     if (!usageOnly(call.body.stream_options)) call.body.stream_options = { include_usage: true };
     // Before the first byte to the client a failure can still fall back; the headers go out with the first event.
     const body = await dispatchStream(turn, call.model.deployments, signal, this.#request(call));
-    // The upstream has its body: what the client sent is not needed for the rest of the stream.
+    // The upstream has its body: what the client sent is not needed for the rest of the stream. What the stream
+    // needs is made now, while the model works on its first token, not on the way to the upstream.
     call.client = null;
+    const rewriter = call.framing.stream(call.model.resolvedId, call.includeUsage);
+    call.rewriter = rewriter;
     // Until the upstream's headers: the stream's own pace is the model's, not the gateway's. The head is built
     // now, while the model works on its first token, and goes out with the first event (test/bench/RESULTS.md,
     // sixth pass: ~6 µs less before the first token).
