@@ -4,7 +4,7 @@ const ID_CHARS = 26;
 /**
  * CSPRNG bytes drawn and encoded 256 ids at a time: one call to the generator and one to the base64url
  * encoder per 256 requests, and a slice of that text per request. Every 26 characters of base64url are 156
- * random bits wherever they start. Encoding 20 bytes per request instead took ~17 µs at a stream's start
+ * random bits wherever they start. Encoding 20 bytes per request instead took ~16 µs at a stream's start
  * under load (a native call whose code had left the CPU's caches; test/bench/RESULTS.md, fourteenth pass).
  */
 const POOL_BYTES = 256 * 20;

@@ -221,8 +221,8 @@ export class ChatExecutor implements Executor<ChatCall> {
     if (!usageOnly(call.body.stream_options)) call.body.stream_options = { include_usage: true };
     // Before the first byte to the client a failure can still fall back; the headers go out with the first event.
     const body = await dispatchStream(turn, call.model.deployments, signal, this.#request(call));
-    // The upstream has its body: what the client sent is not needed for the rest of the stream. What the stream
-    // needs is made now, while the model works on its first token, not on the way to the upstream.
+    // The upstream has its body: what the client sent is not needed for the rest of the stream. The rewriter is
+    // made now, off the way to the upstream (test/bench/RESULTS.md, fourteenth pass).
     call.client = null;
     const rewriter = call.framing.stream(call.model.resolvedId, call.includeUsage);
     call.rewriter = rewriter;
