@@ -7,7 +7,9 @@ const ID_CHARS = 26;
  * random bits wherever they start. Encoding 20 bytes per request instead took ~16 µs at a stream's start
  * under load (a native call whose code had left the CPU's caches; test/bench/RESULTS.md, fourteenth pass).
  */
-const POOL_BYTES = 256 * 20;
+const POOL_IDS = 256;
+/** 6 bits a character, 8 a byte: 4,992 bytes are exactly 256 ids' characters. */
+const POOL_BYTES = (POOL_IDS * ID_CHARS * 6) / 8;
 let pool = '';
 let offset = 0;
 
