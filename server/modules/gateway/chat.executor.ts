@@ -17,7 +17,7 @@
 import type { Writable } from 'node:stream';
 import { AppError, type Bilingual } from '../../errors/app-error.ts';
 import type { ErrorCode } from '../../errors/codes.ts';
-import { writeChunk } from '../../http/chunked.ts';
+import { framesChunks } from '../../http/chunked.ts';
 import { envelopeFor } from '../../http/envelope.ts';
 import { writeRawHead, type Exchange, type Executor, type TurnPlan } from '../../metering/executor.ts';
 import { serverTiming, type Metered, type Turn } from '../../metering/turn.ts';
@@ -238,14 +238,16 @@ export class ChatExecutor implements Executor<ChatCall> {
     const deadline = setTimeout(() => (overtime = true), Math.ceil(Math.max(0, turn.deadline - performance.now()) / 100) * 100);
     try {
       await body.relay((bytes) => {
-        const text = rewriter.push(bytes);
+        // After the head, the byte path's events come framed as HTTP chunks, for the socket itself (`chunked.ts`).
+        const chunked = turn.output && framesChunks(raw);
+        const text = rewriter.push(bytes, chunked);
         let written = true;
         if (text.length > 0) {
           if (!turn.output) {
             writeRawHead(reply, 200, head);
             turn.output = true;
             written = raw.write(text);
-          } else written = typeof text === 'string' ? raw.write(text) : writeChunk(raw, text);
+          } else written = typeof text === 'string' || !chunked ? raw.write(text) : raw.socket!.write(text);
           if (signal.aborted) return 'stop';
         }
         if (rewriter.upstreamError) {
@@ -258,7 +260,7 @@ export class ChatExecutor implements Executor<ChatCall> {
           midStreamError = { code: 'upstream_timeout', message: `The reply took longer than a turn may last (${Math.round((turn.deadline - turn.started) / 1000)} s) and was cut short.` };
           return 'stop';
         }
-        // Chunks after the first go to the socket itself (`writeChunk`): it is the one that drains.
+        // Chunks after the first go to the socket itself: it is the one that drains.
         return written ? 'more' : drained(raw.socket ?? raw, turn.deadline);
       });
     } catch (error) {

@@ -17,6 +17,7 @@
  * passthrough's CPU per chunk, most of it that round trip through strings.
  */
 import { StringDecoder } from 'node:string_decoder';
+import { allocChunk } from '../../http/chunked.ts';
 import { BACKSLASH, CLOSE, COLON, COMMA, LF, QUOTE, SPACE } from './json-bytes.ts';
 
 const KEY_ROLE = Buffer.from('role');
@@ -67,8 +68,11 @@ export interface StreamError {
 
 /** Re-frames an upstream chat SSE stream as the client's API; also what the stream produced, for billing. */
 export interface StreamFramer {
-  /** Feeds upstream bytes; returns what to send (maybe empty: nothing for the client yet). */
-  push(bytes: Buffer): string | Buffer;
+  /**
+   * Feeds upstream bytes; returns what to send (maybe empty: nothing for the client yet). `chunked`: a Buffer
+   * returned is a whole HTTP/1.1 chunk, framed for the socket itself (`http/chunked.ts`); a string never is.
+   */
+  push(bytes: Buffer, chunked?: boolean): string | Buffer;
   /** What to send after the upstream ended normally, given the usage svc bills (null: the client did not ask). */
   end(usage: UpstreamUsage | null): string | Promise<string>;
   /** The last bytes of a stream that failed after it began. */
@@ -145,10 +149,10 @@ export class StreamRewriter implements StreamFramer {
     this.#includeUsage = includeUsage;
   }
 
-  /** Feeds upstream bytes; returns what to send to the client (maybe empty). */
-  push(bytes: Buffer): string | Buffer {
+  /** Feeds upstream bytes; returns what to send to the client (maybe empty; a Buffer framed as a chunk when `chunked`). */
+  push(bytes: Buffer, chunked = false): string | Buffer {
     if (this.#aligned && this.#upstreamPrefix !== null) {
-      const out = this.#fastBytes(bytes, this.#upstreamHead ?? this.#heads());
+      const out = this.#fastBytes(bytes, this.#upstreamHead ?? this.#heads(), chunked);
       if (out !== null) return out;
     }
     return this.pushText(bytes);
@@ -334,8 +338,10 @@ export class StreamRewriter implements StreamFramer {
    * read is anything else (several events, a line break inside, something to fix), for the text path.
    * One pass over the bytes in JavaScript: it steps over strings and looks only at keys, where seven
    * `Buffer.indexOf` searches (a native call each) were a third of svc's own CPU per relayed chunk.
+   * `chunked`: the event is written into its HTTP chunk's frame, not into a buffer of its own that the
+   * frame then copies (test/bench/RESULTS.md, fifteenth pass).
    */
-  #fastBytes(bytes: Buffer, head: Buffer): Buffer | null {
+  #fastBytes(bytes: Buffer, head: Buffer, chunked: boolean): Buffer | null {
     const h = head.length;
     const n = bytes.length;
     const end = n - 2; // the event's JSON ends before its "\n\n"
@@ -397,10 +403,12 @@ export class StreamRewriter implements StreamFramer {
       tail = USAGE_NULL_EVENT;
     }
     const ours = this.#ourHead;
-    const out = Buffer.allocUnsafe(ours.length + (bodyEnd - h) + tail.length);
-    ours.copy(out, 0);
-    bytes.copy(out, ours.length, h, bodyEnd);
-    tail.copy(out, ours.length + bodyEnd - h);
+    const length = ours.length + (bodyEnd - h) + tail.length;
+    const out = chunked ? allocChunk(length) : Buffer.allocUnsafe(length);
+    const at = chunked ? out.length - length - 2 : 0; // after the size line, before the closing CRLF
+    ours.copy(out, at);
+    bytes.copy(out, at + ours.length, h, bodyEnd);
+    tail.copy(out, at + ours.length + bodyEnd - h);
     return out;
   }
 
@@ -435,7 +443,7 @@ export abstract class ReframedChatStream implements StreamFramer {
     this.chat = new StreamRewriter(model, includeUsage);
   }
 
-  abstract push(bytes: Buffer): string | Buffer;
+  abstract push(bytes: Buffer, chunked?: boolean): string | Buffer;
   abstract end(usage: UpstreamUsage | null): string | Promise<string>;
   abstract fail(error: StreamError): string;
 

@@ -119,6 +119,22 @@ describe('StreamRewriter', () => {
     }
   });
 
+  it('byte path, chunked: each event comes written into its HTTP chunk (size line, event, CRLF); the text path is never framed', () => {
+    const reads = [chunk({ role: 'assistant', content: '' }), chunk({ content: 'a' }), chunk({ content: 'é😀'.repeat(700) }), chunk({ content: 'b' }) + chunk({ content: 'c' })].map((text) => Buffer.from(text));
+    const framed = new StreamRewriter('svc-2.1-fast', true);
+    const plain = new StreamRewriter('svc-2.1-fast', true);
+    const out = reads.map((read) => framed.push(read, true));
+    const expected = reads.map((read) => plain.push(read));
+    expect(out.map((sent) => Buffer.isBuffer(sent))).toEqual([false, true, true, false]);
+    for (const [i, sent] of out.entries()) {
+      const event = Buffer.from(expected[i]!);
+      // The 4 KiB+ event's size line is made on the spot (lines up to 4 KiB are made once).
+      expect(Buffer.isBuffer(sent) ? sent.toString('latin1') : sent).toBe(Buffer.isBuffer(sent) ? `${event.length.toString(16)}\r\n${event.toString('latin1')}\r\n` : expected[i]);
+    }
+    expect(Buffer.from(expected[2]!).length).toBeGreaterThan(4096);
+    expect(framed.producedText().join('')).toBe(`a${'é😀'.repeat(700)}bc`);
+  });
+
   it('byte path: a read that is not one whole event goes through the text path, and the next whole one takes the bytes again', () => {
     const rewriter = new StreamRewriter('svc', false);
     const first = chunk({ role: 'assistant', content: '' });

@@ -3,7 +3,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { writeChunk } from '../../../server/http/chunked.ts';
+import { allocChunk, framesChunks } from '../../../server/http/chunked.ts';
 
 let server: Server | null = null;
 
@@ -29,7 +29,15 @@ async function rawResponse(port: number, version: '1.0' | '1.1'): Promise<string
   return Buffer.concat(parts).toString('latin1');
 }
 
-describe('writeChunk', () => {
+/** What the chat stream does with a chunk after the head: its data written into a frame, the frame to the socket. */
+function writeChunk(res: ServerResponse, bytes: Buffer): boolean {
+  if (!framesChunks(res)) return res.write(bytes);
+  const frame = allocChunk(bytes.length);
+  bytes.copy(frame, frame.length - bytes.length - 2);
+  return res.socket!.write(frame);
+}
+
+describe('framesChunks and allocChunk', () => {
   it('frames each chunk itself, after the first write: a client reads the same body as through res.write', async () => {
     const pieces = ['first', 'é😀', 'x'.repeat(5000), 'last'].map((text) => Buffer.from(text));
     const port = await serve((res) => {
