@@ -151,8 +151,8 @@ export class StreamRewriter implements StreamFramer {
 
   /** Feeds upstream bytes; returns what to send to the client (maybe empty; a Buffer framed as a chunk when `chunked`). */
   push(bytes: Buffer, chunked = false): string | Buffer {
-    if (this.#aligned && this.#upstreamPrefix !== null) {
-      const out = this.#fastBytes(bytes, this.#upstreamHead ?? this.#heads(), chunked);
+    if (this.#aligned && this.#upstreamHead !== null) {
+      const out = this.#fastBytes(bytes, this.#upstreamHead, chunked);
       if (out !== null) return out;
     }
     return this.pushText(bytes);
@@ -319,18 +319,13 @@ export class StreamRewriter implements StreamFramer {
     if (!data.startsWith(expected)) return;
     this.#upstreamPrefix = expected;
     this.#ourPrefix = `{"id":${JSON.stringify(chunk.id)},"object":"chat.completion.chunk","created":${chunk.created},"model":${JSON.stringify(this.#model)}`;
-  }
-
-  /**
-   * The prefixes as bytes, made for the second chunk rather than the first: the first is on the way to the
-   * client's first token, and this allocation took ~15 µs there under load (test/bench/RESULTS.md, fourteenth pass).
-   */
-  #heads(): Buffer {
-    const expected = this.#upstreamPrefix!;
+    // The same as bytes, for the byte path. Made now, not for the second chunk: OpenAI-style servers send the
+    // role alone first, so the second chunk is the first with content, the one a client waits for
+    // (test/bench/RESULTS.md, fifteenth pass).
     const heads = unpooled(`data: ${expected}data: ${this.#ourPrefix}`);
     const split = 'data: '.length + Buffer.byteLength(expected);
+    this.#upstreamHead = heads.subarray(0, split);
     this.#ourHead = heads.subarray(split);
-    return (this.#upstreamHead = heads.subarray(0, split));
   }
 
   /**
