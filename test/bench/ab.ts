@@ -10,7 +10,8 @@
  * Scenarios: `s1` (one connection, 3,000 sequential requests: p50, p99 and svc's CPU per request), `s3` (64
  * connections for 3 s: req/s and CPU per request), `s4` (streams of 100 chunks, `--streams=100`: added
  * time to first token and CPU per 1,000 chunks; `--chunks=4` makes them short, to weigh what a stream's
- * start and end cost). CPU is the svc process's, all threads, from /proc. Both
+ * start and end cost). CPU is the svc process's, all threads, from /proc; in s1 and s3 also PostgreSQL's, all
+ * its processes (the ledger's writes; the load generator, the upstream and Redis write nothing to it). Both
  * trees share one scripted upstream, database server and Redis; each gets its own database and key prefix.
  */
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -40,6 +41,30 @@ function cpuMs(pid: number): number {
   return ticks * 10;
 }
 
+/**
+ * CPU milliseconds of each PostgreSQL process so far (backends, WAL writer, autovacuum), by pid: only one
+ * side runs at a time, so what they spend in a round is that side's ledger work (`postgresSince`).
+ */
+function postgresMs(): Map<number, number> {
+  const byPid = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8') === 'postgres\n') byPid.set(Number(entry), cpuMs(Number(entry)));
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return byPid;
+}
+
+/** What PostgreSQL spent since `before`; a process that exited in between takes its share with it. */
+function postgresSince(before: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, ms] of postgresMs()) total += ms - (before.get(pid) ?? 0);
+  return total;
+}
+
 pinSelf(LOAD_CORE);
 // Each tree's svc writes its bench config there.
 mkdirSync(resolve(otherTree, 'bench-results'), { recursive: true });
@@ -50,19 +75,21 @@ const systems: Record<'A' | 'B', SvcSystem> = {
   B: await startSvc(upstream, '/dev/null', { nodeFlags: nodeFlags('b') }),
 };
 
-const names = { s1: ['p50 µs', 'p99 µs', 'CPU µs/request'], s3: ['req/s', 'CPU µs/request'], s4: ['TTFT p50 µs', 'CPU ms/1,000 chunks'] }[scenario]!;
+const names = { s1: ['p50 µs', 'p99 µs', 'CPU µs/request', 'PostgreSQL CPU µs/request'], s3: ['req/s', 'CPU µs/request', 'PostgreSQL CPU µs/request'], s4: ['TTFT p50 µs', 'CPU ms/1,000 chunks'] }[scenario]!;
 
 async function round(system: SvcSystem): Promise<number[]> {
   const before = cpuMs(system.pid);
+  const postgresBefore = scenario === 's4' ? new Map<number, number>() : postgresMs();
   if (scenario === 's1') {
     await upstream.setScript({ latencyMs: 0 });
     const r = await sequential(system.target(false), plainBody, 3000, 100);
-    return [percentile(r.latenciesUs, 50), percentile(r.latenciesUs, 99), ((cpuMs(system.pid) - before) / 3100) * 1000];
+    return [percentile(r.latenciesUs, 50), percentile(r.latenciesUs, 99), ((cpuMs(system.pid) - before) / 3100) * 1000, (postgresSince(postgresBefore) / 3100) * 1000];
   }
   if (scenario === 's3') {
     await upstream.setScript({ latencyMs: 0 });
     const r = await closedLoop(system.target(false), plainBody, 64, 3000);
-    return [r.rps, ((cpuMs(system.pid) - before) / Math.max(1, r.ok)) * 1000];
+    const requests = Math.max(1, r.ok);
+    return [r.rps, ((cpuMs(system.pid) - before) / requests) * 1000, (postgresSince(postgresBefore) / requests) * 1000];
   }
   await upstream.setScript({ latencyMs: 0, chunks, firstChunkDelayMs: 50, intervalMs: 20 });
   // About 4 s of streams per round, whatever their length.
