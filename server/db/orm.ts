@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { migrationsList } from '../../migrations/index.ts';
 import type { Config } from '../config/config.ts';
 import { withTimeout } from '../infra/deadline.ts';
+import { CopyIn } from './copy-in.ts';
 import { entities } from './entities.ts';
 import { lockDataDir } from './pglite-lock.ts';
 
@@ -19,7 +20,7 @@ export type Em = SqlEntityManager;
 
 /** What svc uses of pg's `Pool` (MikroORM's PostgreSQL connection owns it). */
 interface NativePool {
-  query(config: { text: string; values: unknown[]; name?: string }): Promise<unknown>;
+  query(config: { text: string; values: unknown[]; name?: string } | CopyIn): Promise<unknown>;
 }
 
 export interface Database {
@@ -37,6 +38,11 @@ export interface Database {
    * CPU for an insert of a few rows (test/bench/RESULTS.md, ninth pass).
    */
   query(sql: string, params: readonly unknown[], name?: string): Promise<void>;
+  /**
+   * `copy … from stdin` with `data` in COPY's text format, on PostgreSQL; null on embedded PGlite, which
+   * takes its rows by `query`. Rejects with the backend's error (and writes nothing) if any row is refused.
+   */
+  copy: ((sql: string, data: string) => Promise<void>) | null;
   close(): Promise<void>;
 }
 
@@ -94,6 +100,11 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
       if (pool) await pool.query({ text: sql, values: [...params], name });
       else await orm.em.getConnection().getClient().executeQuery(CompiledQuery.raw(sql, [...params]));
     },
+    copy: pool
+      ? async (sql, data) => {
+          await pool.query(new CopyIn(sql, data));
+        }
+      : null,
     close: async () => {
       await orm.close();
       unlock();

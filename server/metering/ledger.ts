@@ -1,7 +1,7 @@
 /**
  * The append-only usage ledger (`usage_ledger`): one row per turn, unique on the turn id, so settling
- * twice writes one row. Rows are written in batches; the batch travels as one JSON parameter bound by the
- * driver (nothing to escape).
+ * twice writes one row. Rows are written in batches: by COPY on PostgreSQL, and as one JSON parameter bound
+ * by the driver on embedded PGlite (and where COPY finds a turn already written).
  */
 import type { ModelClass } from '../config/config.ts';
 import type { Micros } from '../config/money.ts';
@@ -84,9 +84,53 @@ const INSERT_SQL = `insert into usage_ledger (${FIELDS.map(([column]) => column)
   select ${FIELDS.map(value).join(', ')}, $2 from json_to_recordset($1::json) as x(${FIELDS.map(([, field, type]) => `"${field}" ${type}`).join(', ')})
   on conflict (request_id) do nothing`;
 
+/** The same columns for `copy`, which PostgreSQL takes for about two thirds of the insert's CPU. */
+const COPY_SQL = `copy usage_ledger (${FIELDS.map(([column]) => column).join(', ')}, currency) from stdin`;
+
 /** Channel of a credential kind: where a request came from. */
 export const channels: Record<string, string> = { web_session: 'web', session_token: 'cli', api_key: 'api', enterprise_key: 'enterprise' };
 
+/**
+ * Writes the batch, keeping a turn's first row. On PostgreSQL by COPY, which has no `on conflict`: a batch
+ * with a turn already written (a round retried after its commit was lost, a turn the sweeper wrote) is
+ * refused whole, and goes again as the insert, which skips that row.
+ */
 export async function insertLedgerRows(db: Database, currency: string, entries: readonly LedgerEntry[]): Promise<void> {
+  if (db.copy) {
+    try {
+      await db.copy(COPY_SQL, copyText(entries, currency));
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
+    }
+  }
   await db.query(INSERT_SQL, [JSON.stringify(entries), currency], 'svc_ledger_insert');
 }
+
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * The entries in COPY's text format: a line each, the columns in `FIELDS` order and the currency, separated
+ * by tabs, `\N` for null. Values are what `JSON.stringify` would send the insert: a number that is not finite
+ * is null, and the latency is rounded as the insert rounds it (half away from zero; it is never negative).
+ */
+function copyText(entries: readonly LedgerEntry[], currency: string): string {
+  let text = '';
+  for (const entry of entries) {
+    for (const [, field] of FIELDS) text += `${copyValue(field === 'latencyMs' ? Math.round(entry.latencyMs) : entry[field])}\t`;
+    text += `${copyValue(currency)}\n`;
+  }
+  return text;
+}
+
+function copyValue(value: string | number | boolean | null | undefined): string {
+  if (typeof value === 'string') return COPY_SPECIAL.test(value) ? value.replace(COPY_SPECIAL_ALL, (char) => COPY_ESCAPES[char]!) : value;
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : '\\N';
+  if (typeof value === 'boolean') return value ? 't' : 'f';
+  return '\\N';
+}
+
+/** What COPY's text format reads as a separator or an escape, inside a value. */
+const COPY_SPECIAL = /[\\\t\n\r]/;
+const COPY_SPECIAL_ALL = /[\\\t\n\r]/g;
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };

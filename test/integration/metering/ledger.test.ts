@@ -1,7 +1,8 @@
 /**
- * The ledger insert on PostgreSQL (a prepared statement on pg's pool) and on embedded PGlite (through the
- * ORM): each `LedgerEntry` field lands in its column, a field left out reads as null, the latency is
- * rounded to whole milliseconds, and writing a turn again keeps its first row.
+ * The ledger insert on PostgreSQL (COPY on pg's pool, and the prepared insert where COPY finds a turn already
+ * written) and on embedded PGlite (through the ORM): each `LedgerEntry` field lands in its column, a field
+ * left out reads as null, the latency is rounded to whole milliseconds, text that COPY would read as a
+ * separator or an escape arrives as sent, and writing a turn again keeps its first row.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { insertLedgerRows } from '../../../server/metering/ledger.ts';
@@ -86,5 +87,30 @@ describe.each(['postgres', 'embedded'] as const)('ledger rows on %s', (kind) => 
     expect(Number(rows[0]!.cost_micros)).toBe(123_456);
     expect(Number(rows[0]!.reserved_micros)).toBe(200_000);
     expect(rows[1]).toMatchObject({ request_id: bare.requestId, deployment: null, upstream_status: null, unit: null, unit_quantity: null, lease_id: null, latency_ms: 0 });
+  });
+
+  it('keeps text as sent, and writes the new turns of a batch that repeats one', async () => {
+    const app = await open(kind);
+    const { db } = app.app.services;
+    const member = await seed(app).member();
+    expect(db.copy !== null).toBe(kind === 'postgres');
+    const first = ledgerEntry(member.id, { costMicros: 10 });
+    await insertLedgerRows(db, 'USD', [first]);
+    const awkward = ledgerEntry(member.id, { clientRequestId: 'tab\there, back\\slash \\N, new\nline\r, 中文', deployment: '\\N', unit: 'audio_second', unitQuantity: 2.75 });
+    // A number that is not finite is null, as JSON would send it.
+    const after = ledgerEntry(member.id, { latencyMs: 7.5, upstreamStatus: Number.POSITIVE_INFINITY, stream: true });
+    // The repeated turn comes back with other values: its first row stands.
+    await insertLedgerRows(db, 'USD', [awkward, { ...first, costMicros: 99, status: 'refunded' }, after]);
+
+    const rows = await db.orm.em
+      .getConnection()
+      .execute<Record<string, unknown>[]>('select * from usage_ledger where request_id in (?, ?, ?)', [first.requestId, awkward.requestId, after.requestId], 'all');
+    const byId = new Map(rows.map((row) => [row.request_id, row]));
+    expect(rows).toHaveLength(3);
+    expect(byId.get(first.requestId)).toMatchObject({ status: 'ok' });
+    expect(Number(byId.get(first.requestId)!.cost_micros)).toBe(10);
+    expect(byId.get(awkward.requestId)).toMatchObject({ client_request_id: awkward.clientRequestId, deployment: '\\N', unit: 'audio_second' });
+    expect(Number(byId.get(awkward.requestId)!.unit_quantity)).toBe(2.75);
+    expect(byId.get(after.requestId)).toMatchObject({ latency_ms: 8, upstream_status: null, stream: true });
   });
 });
