@@ -1,40 +1,48 @@
 /**
- * `copy … from stdin` on one of pg's connections: the statement, then `data` as one CopyData message. pg
- * speaks the protocol but feeds no data itself (a plain query answers the backend's CopyInResponse with
- * CopyFail); this is the part of pg-copy-streams svc needs, without its stream machinery. PostgreSQL takes
- * rows by COPY for about two thirds of the CPU an `insert … select` of the same rows costs it
- * (test/bench/RESULTS.md, sixteenth pass).
+ * `copy … from stdin` on one of pg's connections, with `data` as one CopyData message. pg reads the replies
+ * but feeds no data itself (a plain query answers the backend's CopyInResponse with CopyFail); this is the
+ * part of pg-copy-streams svc needs, without its streams. PostgreSQL takes rows by COPY for about two thirds
+ * of the CPU an `insert … select` of the same rows costs it (test/bench/RESULTS.md, sixteenth pass).
  */
 
-/** What of pg's connection the copy uses. */
+/** What of pg's connection the copy uses: its socket. */
 interface Connection {
-  query(text: string): void;
-  sendCopyFromChunk(chunk: Buffer): void;
-  endCopyFrom(): void;
+  stream: { write(bytes: Buffer): boolean };
 }
 
 /**
  * A pg "submittable": `client.query(copy)` (or the pool's) queues it like any query and calls `callback` once,
- * with the backend's error if it refused the statement or a row. With a plain Query message, the backend
- * answers an error in the data with ErrorResponse and ReadyForQuery, and drops whatever data follows.
+ * with the backend's error if it refused the statement or a row.
+ *
+ * The statement and the data leave together, in one write: Query, CopyData, CopyDone. Sent the usual way,
+ * the data waits for the backend's CopyInResponse, a round trip, and pg writes each message on its own. The
+ * protocol allows it: a backend that refuses the statement answers ErrorResponse and ReadyForQuery and drops
+ * the copy messages that follow, as it drops any outside a copy; one that refuses a row does the same.
  */
 export class CopyIn {
   callback: ((error: Error | null) => void) | undefined;
-  readonly #text: string;
-  readonly #data: Buffer;
+  readonly #messages: Buffer;
 
   constructor(text: string, data: string) {
-    this.#text = text;
-    this.#data = Buffer.from(data);
+    const textBytes = Buffer.byteLength(text);
+    const dataBytes = Buffer.byteLength(data);
+    // Each message: a type byte, then its length (itself included) as a 32-bit integer, then its body.
+    const messages = Buffer.allocUnsafe(5 + textBytes + 1 + 5 + dataBytes + 5);
+    let at = 0;
+    messages[at++] = 0x51; // Query: the statement, nul-terminated
+    at = messages.writeInt32BE(4 + textBytes + 1, at);
+    at += messages.write(text, at);
+    messages[at++] = 0;
+    messages[at++] = 0x64; // CopyData: the rows
+    at = messages.writeInt32BE(4 + dataBytes, at);
+    at += messages.write(data, at);
+    messages[at++] = 0x63; // CopyDone
+    messages.writeInt32BE(4, at);
+    this.#messages = messages;
   }
 
   submit(connection: Connection): void {
-    connection.query(this.#text);
-  }
-
-  handleCopyInResponse(connection: Connection): void {
-    connection.sendCopyFromChunk(this.#data);
-    connection.endCopyFrom();
+    connection.stream.write(this.#messages);
   }
 
   handleReadyForQuery(): void {
@@ -46,6 +54,8 @@ export class CopyIn {
     this.callback?.(error);
   }
 
+  /** The data is on its way already. */
+  handleCopyInResponse(): void {}
   handleCommandComplete(): void {}
   handleRowDescription(): void {}
   handleDataRow(): void {}
