@@ -116,22 +116,23 @@ const UNIQUE_VIOLATION = '23505';
  * is null, and the latency is rounded as the insert rounds it (half away from zero; it is never negative).
  */
 function copyText(entries: readonly LedgerEntry[], currency: string): string {
+  const lineEnd = `${copyValue(currency)}\n`;
   let text = '';
   for (const entry of entries) {
     for (const [, field] of FIELDS) text += `${copyValue(field === 'latencyMs' ? Math.round(entry.latencyMs) : entry[field])}\t`;
-    text += `${copyValue(currency)}\n`;
+    text += lineEnd;
   }
   return text;
 }
 
 function copyValue(value: string | number | boolean | null | undefined): string {
-  if (typeof value === 'string') return COPY_SPECIAL.test(value) ? value.replace(COPY_SPECIAL_ALL, (char) => COPY_ESCAPES[char]!) : value;
+  // With nothing to escape, `replace` hands back the same string.
+  if (typeof value === 'string') return value.replace(COPY_SPECIAL, (char) => COPY_ESCAPES[char]!);
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : '\\N';
   if (typeof value === 'boolean') return value ? 't' : 'f';
   return '\\N';
 }
 
 /** What COPY's text format reads as a separator or an escape, inside a value. */
-const COPY_SPECIAL = /[\\\t\n\r]/;
-const COPY_SPECIAL_ALL = /[\\\t\n\r]/g;
+const COPY_SPECIAL = /[\\\t\n\r]/g;
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
