@@ -3,6 +3,9 @@
  * gateway can reach on this machine, so svc's numbers are read against it.
  *
  *   node test/bench/passthrough.ts <port> <upstream origin>
+ *
+ * `BENCH_BURN_CHUNK_US=N` makes it spin N µs of CPU per relayed chunk and nothing else: `burn.ts` asks
+ * what a system's extra CPU per chunk alone does to the time to first token.
  */
 import { createServer } from 'node:http';
 import { Pool } from 'undici';
@@ -11,6 +14,11 @@ const port = Number(process.argv[2]);
 const origin = process.argv[3]!;
 // No connection cap (undici's default), so 1,000 concurrent streams are 1,000 upstream sockets.
 const pool = new Pool(origin, { pipelining: 1, keepAliveTimeout: 60_000 });
+const burnMs = Number(process.env.BENCH_BURN_CHUNK_US ?? 0) / 1000;
+const burn = () => {
+  const until = performance.now() + burnMs;
+  while (performance.now() < until);
+};
 
 const server = createServer((req, res) => {
   const parts: Buffer[] = [];
@@ -30,6 +38,7 @@ const server = createServer((req, res) => {
       })
       .then(({ statusCode, headers, body }) => {
         res.writeHead(statusCode, { 'content-type': headers['content-type'] as string });
+        if (burnMs > 0) body.on('data', burn);
         body.pipe(res);
       })
       .catch(() => {

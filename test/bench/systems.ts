@@ -121,10 +121,14 @@ async function startChild(name: string, args: string[], port: number, log: strin
   return child;
 }
 
-/** `wrap`: a command the passthrough runs under, as svc's (`SvcOptions.wrap`). */
-export async function startPassthrough(upstream: Upstream, log: string, core = SUT_CORE, wrap: string[] = []): Promise<System> {
+/**
+ * `wrap`: a command the passthrough runs under, as svc's (`SvcOptions.wrap`). `burnChunkUs`: CPU it spins per
+ * relayed chunk (`burn.ts`).
+ */
+export async function startPassthrough(upstream: Upstream, log: string, core = SUT_CORE, wrap: string[] = [], burnChunkUs = 0): Promise<System> {
   const port = await freePort();
-  const child = await startChild('passthrough', [resolve(import.meta.dirname, 'passthrough.ts'), String(port), upstream.origin], port, log, {}, core, wrap);
+  const env: Record<string, string> = burnChunkUs > 0 ? { BENCH_BURN_CHUNK_US: String(burnChunkUs) } : {};
+  const child = await startChild('passthrough', [resolve(import.meta.dirname, 'passthrough.ts'), String(port), upstream.origin], port, log, env, core, wrap);
   return {
     name: 'passthrough',
     pid: child.pid,
