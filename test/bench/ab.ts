@@ -18,6 +18,7 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { closedLoop, sequential, streams } from './load.ts';
 import { pinSelf } from './procs.ts';
+import { median } from './report.ts';
 import { percentile, plainBody, streamBody } from './scenarios.ts';
 import { startSvc, type SvcSystem } from './svc.ts';
 import { LOAD_CORE, startUpstream } from './systems.ts';
@@ -111,7 +112,6 @@ try {
   await systems.B.stop();
   await upstream.stop();
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const flagged = (side: 'a' | 'b') => (nodeFlags(side).length > 0 ? ` with ${nodeFlags(side).join(' ')}` : '');
 process.stdout.write(`A/B ${scenario}, ${rounds} rounds each, interleaved; A = ${otherTree}${flagged('a')}, B = this tree${flagged('b')}\n`);
 for (const name of ['A', 'B'] as const) {

@@ -12,6 +12,7 @@
  */
 import { streams } from './load.ts';
 import { pinSelf, sampleProc } from './procs.ts';
+import { median } from './report.ts';
 import { percentile, streamBody } from './scenarios.ts';
 import { startSvc } from './svc.ts';
 import { directSystem, LOAD_CORE, SUT_CORE, startPassthrough, startUpstream, type System } from './systems.ts';
@@ -56,7 +57,6 @@ try {
   for (const { system } of measured) await system.stop();
   await upstream.stop();
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 process.stdout.write(`S4 at ${concurrency} streams, ${rounds} rounds interleaved: added TTFT p50 (ms) and CPU ms / 1,000 chunks, median [rounds]\n`);
 for (const { label } of measured) {
   const ttft = added.get(label)!;
