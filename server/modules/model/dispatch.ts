@@ -7,7 +7,8 @@
  * the client. Every executor that calls an OpenAI-compatible server (chat, images, speech) goes through here.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { errors, type Dispatcher, type Pool } from 'undici';
+import { errors, type Dispatcher } from 'undici';
+import { RequestNotSentError } from './http1-pool.ts';
 import { UpstreamStream } from './upstream-stream.ts';
 import type { ClientSignal } from '../../metering/executor.ts';
 import type { Turn } from '../../metering/turn.ts';
@@ -24,7 +25,7 @@ export interface UpstreamRequest {
 }
 
 export function dispatch(turn: Turn, deployments: readonly Deployment[], signal: ClientSignal, request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
-  return tryDeployments(turn, deployments, signal, request, (pool, options) => pool.request(options), (response) => response.body.text());
+  return tryDeployments(turn, deployments, signal, request, (deployment, options) => deployment.pool.request(options), (response) => response.body.text());
 }
 
 /** A reply read whole, as text; `bodyError` when its body failed after the status line (what arrived is in `text`). */
@@ -54,7 +55,7 @@ async function tryDeployments<R extends { statusCode: number; headers: IncomingH
   deployments: readonly Deployment[],
   signal: ClientSignal,
   request: UpstreamRequest,
-  send: (pool: Pool, options: Dispatcher.RequestOptions) => Promise<R>,
+  send: (deployment: Deployment, options: Dispatcher.RequestOptions) => Promise<R>,
   errorText: (response: R) => Promise<string>,
 ): Promise<R> {
   let failure: UpstreamFailure | null = null;
@@ -65,7 +66,7 @@ async function tryDeployments<R extends { statusCode: number; headers: IncomingH
     const payload = request.body(deployment);
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        const response = await send(deployment.pool, {
+        const response = await send(deployment, {
           path: `${deployment.basePath}${request.endpoint}`,
           method: 'POST',
           headers: upstreamHeaders(deployment, turn.id, request.accept),
@@ -78,7 +79,11 @@ async function tryDeployments<R extends { statusCode: number; headers: IncomingH
         failure = upstreamHttpFailure(response.statusCode, detail.slice(0, 4096), response.headers['retry-after']);
         break;
       } catch (error) {
-        if (signal.aborted) throw error;
+        if (signal.aborted) {
+          // The client left before the request reached the upstream: it cost nothing (refunded, not billed).
+          if (error instanceof RequestNotSentError) turn.deployment = null;
+          throw error;
+        }
         failure = classifyUpstreamError(error);
         if (!(failure.code === 'upstream_unavailable' && isReset(error) && attempt === 0)) break;
       }
@@ -142,14 +147,16 @@ abstract class UpstreamCall<T> implements Dispatcher.DispatchHandler {
   }
 }
 
-/** Sends the call's request; `call` reads the reply. */
-function callUpstream<T>(pool: Pool, options: Dispatcher.RequestOptions, call: UpstreamCall<T>): void {
-  pool.dispatch({ path: options.path, method: options.method, headers: options.headers, body: options.body }, call);
+/** Sends the call's request, through svc's own client when the origin is plain HTTP; `call` reads the reply. */
+function callUpstream<T>(deployment: Deployment, options: Dispatcher.RequestOptions, call: UpstreamCall<T>): void {
+  const request = { path: options.path, method: options.method, headers: options.headers as Record<string, string>, body: options.body as string | Buffer };
+  if (deployment.http1) deployment.http1.dispatch(request, call);
+  else deployment.pool.dispatch(request, call);
 }
 
 /** A call answered at its status line, with its body to be relayed. */
-function requestStream(pool: Pool, options: Dispatcher.RequestOptions): Promise<UpstreamStream> {
-  return new Promise((resolve, reject) => callUpstream(pool, options, new StreamCall(options.signal as unknown as ClientSignal, resolve, reject)));
+function requestStream(deployment: Deployment, options: Dispatcher.RequestOptions): Promise<UpstreamStream> {
+  return new Promise((resolve, reject) => callUpstream(deployment, options, new StreamCall(options.signal as unknown as ClientSignal, resolve, reject)));
 }
 
 class StreamCall extends UpstreamCall<UpstreamStream> {
@@ -179,8 +186,8 @@ class StreamCall extends UpstreamCall<UpstreamStream> {
  * back); one in the body resolves with `bodyError`, as reading a `request` body fails after `request` has
  * answered.
  */
-function requestText(pool: Pool, options: Dispatcher.RequestOptions): Promise<TextResponse> {
-  return new Promise((resolve, reject) => callUpstream(pool, options, new TextCall(options.signal as unknown as ClientSignal, resolve, reject)));
+function requestText(deployment: Deployment, options: Dispatcher.RequestOptions): Promise<TextResponse> {
+  return new Promise((resolve, reject) => callUpstream(deployment, options, new TextCall(options.signal as unknown as ClientSignal, resolve, reject)));
 }
 
 class TextCall extends UpstreamCall<TextResponse> {

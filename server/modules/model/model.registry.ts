@@ -2,17 +2,22 @@
  * Routing table of the gateway: product id → class, effective token rates, output cap and the ordered
  * deployments (upstream + upstream model name) to try. Models without deployments go to the quick-start
  * upstream (`SVC_UPSTREAM_URL`) under their product id. `auto` (and any `routesTo`) takes the deployments
- * of the model it routes to. Upstream HTTP goes through one undici Pool per origin (keep-alive, timeouts).
+ * of the model it routes to. Upstream HTTP goes through one undici Pool per origin (keep-alive, timeouts),
+ * and chat calls to a plain-HTTP origin through svc's own client for it (`http1-pool.ts`).
  */
 import { Pool } from 'undici';
 import type { Config, ForwardFields } from '../../config/config.ts';
 import { discounted } from '../../config/money.ts';
 import type { MeteredModel } from '../../metering/turn.ts';
+import { Http1Pool } from './http1-pool.ts';
 
 export interface Deployment {
   /** The configured label; what error bodies show as `debug.upstreamHost` (never the URL). */
   label: string;
+  /** undici's pool for the origin: what the media executors call through, and chat on an HTTPS origin. */
   pool: Pool;
+  /** svc's own HTTP/1.1 client for a plain-HTTP origin, which chat calls take (`http1-pool.ts`); null for HTTPS. */
+  http1: Http1Pool | null;
   /** Path of the OpenAI-compatible API on that origin, e.g. `/v1` (endpoints append `/chat/completions`, …). */
   basePath: string;
   /** Model name sent upstream. */
@@ -59,25 +64,32 @@ export interface RegistryOptions {
 
 export class ModelRegistry {
   readonly #models = new Map<string, RoutedModel>();
-  readonly #pools = new Map<string, Pool>();
+  /** Per origin: undici's pool, and svc's own client when the origin is plain HTTP. */
+  readonly #pools = new Map<string, Pick<Deployment, 'pool' | 'http1'>>();
 
   constructor(config: Config, options: RegistryOptions = {}) {
     const connections = options.connectionsPerUpstream ? options.connectionsPerUpstream : null;
-    const poolFor = (origin: string, timeoutMs: number): Pool => {
-      let pool = this.#pools.get(origin);
-      if (!pool) {
-        pool = new Pool(origin, {
-          connections,
-          pipelining: 1,
-          keepAliveTimeout: 30_000,
-          keepAliveMaxTimeout: 300_000,
-          connect: { timeout: Math.min(10_000, timeoutMs) },
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
-        });
-        this.#pools.set(origin, pool);
+    const poolsFor = (origin: string, timeoutMs: number): Pick<Deployment, 'pool' | 'http1'> => {
+      let pools = this.#pools.get(origin);
+      if (!pools) {
+        const connectTimeoutMs = Math.min(10_000, timeoutMs);
+        pools = {
+          pool: new Pool(origin, {
+            connections,
+            pipelining: 1,
+            keepAliveTimeout: 30_000,
+            keepAliveMaxTimeout: 300_000,
+            connect: { timeout: connectTimeoutMs },
+            headersTimeout: timeoutMs,
+            bodyTimeout: timeoutMs,
+          }),
+          http1: origin.startsWith('http:')
+            ? new Http1Pool(origin, { connections, keepAliveTimeoutMs: 30_000, keepAliveMaxTimeoutMs: 300_000, connectTimeoutMs, headersTimeoutMs: timeoutMs, bodyTimeoutMs: timeoutMs })
+            : null,
+        };
+        this.#pools.set(origin, pools);
       }
-      return pool;
+      return pools;
     };
     const defaultForward = compileForwardFields(config.gateway.forwardFields);
     const deploymentsOf = (id: string): Deployment[] => {
@@ -89,7 +101,7 @@ export class ModelRegistry {
           const key = upstream.apiKeyEnv ? config.secrets[upstream.apiKeyEnv] : undefined;
           return {
             label: upstream.label,
-            pool: poolFor(url.origin, upstream.timeoutMs),
+            ...poolsFor(url.origin, upstream.timeoutMs),
             basePath: url.pathname.replace(/\/+$/, ''),
             model: deployment.model,
             authorization: key ? `Bearer ${key}` : undefined,
@@ -105,7 +117,7 @@ export class ModelRegistry {
       return [
         {
           label: 'default',
-          pool: poolFor(url.origin, timeoutMs),
+          ...poolsFor(url.origin, timeoutMs),
           basePath: url.pathname.replace(/\/+$/, ''),
           model: id,
           authorization: fallback.apiKey ? `Bearer ${fallback.apiKey}` : undefined,
@@ -145,6 +157,6 @@ export class ModelRegistry {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.#pools.values()].map((pool) => pool.close()));
+    await Promise.allSettled([...this.#pools.values()].flatMap(({ pool, http1 }) => [pool.close(), http1?.close()]));
   }
 }
