@@ -240,14 +240,17 @@ class Connection {
     else this.socket.resume();
   }
 
+  /** Waiting for the next request: it does not keep the process alive. */
   idle(keepAliveMs: number): void {
     this.#idleTimer = setTimeout(() => this.socket.destroy(), keepAliveMs).unref();
+    this.socket.unref();
   }
 
   busy(exchange: Exchange): void {
     if (this.#idleTimer) {
       clearTimeout(this.#idleTimer);
       this.#idleTimer = null;
+      this.socket.ref();
     }
     this.exchange = exchange;
   }
