@@ -57,6 +57,15 @@ const READS = Buffer.allocUnsafe(64 * 1024);
 const MAX_HEAD = 64 * 1024;
 const FORBIDDEN_IN_HEADER = /[\r\n\0]/;
 
+/** An exchange's time limits, counted in ticks of a quarter of the shorter timeout. */
+interface Limits {
+  tickMs: number;
+  /** Ticks the whole head may take. */
+  headTicks: number;
+  /** Ticks without a byte the body may stay silent (not counted while paused). */
+  silentTicks: number;
+}
+
 // Where a reply's parse is.
 const HEAD = 0;
 const CHUNK_SIZE = 1;
@@ -73,8 +82,7 @@ export class Http1Pool {
   readonly #port: number;
   readonly #hostHeader: string;
   readonly #options: Http1PoolOptions;
-  /** Period of an exchange's timeout checks: a quarter of the shorter timeout. */
-  readonly #tickMs: number;
+  readonly #limits: Limits;
   readonly #idle: Connection[] = [];
   readonly #waiting: Exchange[] = [];
   #sockets = 0;
@@ -87,7 +95,8 @@ export class Http1Pool {
     this.#port = Number(url.port || 80);
     this.#hostHeader = url.host;
     this.#options = options;
-    this.#tickMs = Math.max(1, Math.ceil(Math.min(options.headersTimeoutMs, options.bodyTimeoutMs) / 4));
+    const tickMs = Math.max(1, Math.ceil(Math.min(options.headersTimeoutMs, options.bodyTimeoutMs) / 4));
+    this.#limits = { tickMs, headTicks: Math.ceil(options.headersTimeoutMs / tickMs), silentTicks: Math.ceil(options.bodyTimeoutMs / tickMs) };
   }
 
   /** Sends `request`; `handler` hears the reply (undici's handler API). Always true: the queue has no limit. */
@@ -96,12 +105,10 @@ export class Http1Pool {
     try {
       head = this.#head(request);
     } catch (error) {
-      const exchange = new Exchange(this, '', request.body, handler, 1, 1, 1);
-      exchange.fail(error as Error);
+      new Exchange(this, '', request.body, handler, this.#limits).fail(error as Error);
       return true;
     }
-    const { headersTimeoutMs, bodyTimeoutMs } = this.#options;
-    const exchange = new Exchange(this, head, request.body, handler, this.#tickMs, Math.ceil(headersTimeoutMs / this.#tickMs), Math.ceil(bodyTimeoutMs / this.#tickMs));
+    const exchange = new Exchange(this, head, request.body, handler, this.#limits);
     handler.onRequestStart?.(exchange, {});
     if (exchange.over) return true;
     if (this.#closed) {
@@ -233,6 +240,7 @@ class Connection {
     });
   }
 
+  /** Stops or restarts reading the socket (the exchange's backpressure); the next exchange sets it afresh. */
   readsPaused(paused: boolean): void {
     if (paused === this.#paused) return;
     this.#paused = paused;
@@ -262,9 +270,7 @@ class Exchange implements Dispatcher.DispatchController {
   readonly #head: string;
   readonly #body: string | Buffer;
   readonly #handler: Dispatcher.DispatchHandler;
-  readonly #tickMs: number;
-  readonly #headTicks: number;
-  readonly #silentTicks: number;
+  readonly #limits: Limits;
   #connection: Connection | null = null;
   #timer: NodeJS.Timeout | null = null;
   #ticks = 0;
@@ -283,14 +289,12 @@ class Exchange implements Dispatcher.DispatchController {
   #reason: Error | null = null;
   over = false;
 
-  constructor(pool: Http1Pool, head: string, body: string | Buffer, handler: Dispatcher.DispatchHandler, tickMs: number, headTicks: number, silentTicks: number) {
+  constructor(pool: Http1Pool, head: string, body: string | Buffer, handler: Dispatcher.DispatchHandler, limits: Limits) {
     this.#pool = pool;
     this.#head = head;
     this.#body = body;
     this.#handler = handler;
-    this.#tickMs = tickMs;
-    this.#headTicks = headTicks;
-    this.#silentTicks = silentTicks;
+    this.#limits = limits;
   }
 
   get aborted(): boolean {
@@ -328,7 +332,7 @@ class Exchange implements Dispatcher.DispatchController {
     connection.busy(this);
     // A reply may end inside the read its handler paused on: the next exchange on the socket reads again.
     connection.readsPaused(this.#paused);
-    this.#timer = setInterval(() => this.#tick(), this.#tickMs).unref();
+    this.#timer = setInterval(() => this.#tick(), this.#limits.tickMs).unref();
     const body = this.#body;
     connection.socket.write(typeof body === 'string' ? this.#head + body : Buffer.concat([Buffer.from(this.#head, 'latin1'), body]));
   }
@@ -336,11 +340,11 @@ class Exchange implements Dispatcher.DispatchController {
   /** The time limits, checked every quarter of the shorter one: the head's whole wait, the body's silence. */
   #tick(): void {
     if (this.#phase === HEAD) {
-      if (++this.#ticks >= this.#headTicks) this.fail(this.#connection?.connected === false ? new errors.ConnectTimeoutError() : new errors.HeadersTimeoutError());
+      if (++this.#ticks >= this.#limits.headTicks) this.fail(this.#connection?.connected === false ? new errors.ConnectTimeoutError() : new errors.HeadersTimeoutError());
     } else if (this.#progress !== this.#seen || this.#paused) {
       this.#seen = this.#progress;
       this.#ticks = 0;
-    } else if (++this.#ticks >= this.#silentTicks) this.fail(new errors.BodyTimeoutError());
+    } else if (++this.#ticks >= this.#limits.silentTicks) this.fail(new errors.BodyTimeoutError());
   }
 
   /** `length` bytes just read into `buffer` (shared: valid until this returns). */
