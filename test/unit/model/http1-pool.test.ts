@@ -217,6 +217,24 @@ describe('Http1Pool', () => {
     expect(server.sockets[0]!.readableEnded || server.sockets[0]!.destroyed).toBe(true);
   });
 
+  it('an abort on the last bytes of a reply ends it with the error only, never also with its end', async () => {
+    const { server, pool } = await setUp((socket) => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\nabc'));
+    const reason = new errors.RequestAbortedError();
+    let ended = false;
+    const failed = new Promise<Error>((resolve) =>
+      pool.dispatch(
+        { method: 'POST', path: '/', headers: {}, body: '' },
+        { onResponseData: (controller) => controller.abort(reason), onResponseEnd: () => (ended = true), onResponseError: (_controller, error) => resolve(error) },
+      ),
+    );
+    expect(await failed).toBe(reason);
+    await sleep(20);
+    expect(ended).toBe(false);
+    // The aborted connection is not reused.
+    await call(pool);
+    expect(server.sockets).toHaveLength(2);
+  });
+
   it('says when an aborted request never reached the server: on a connection still opening, or queued', async () => {
     const { server, pool } = await setUp(() => undefined, { connections: 1 });
     const controllers: Dispatcher.DispatchController[] = [];
