@@ -147,11 +147,10 @@ abstract class UpstreamCall<T> implements Dispatcher.DispatchHandler {
   }
 }
 
-/** Sends the call's request, through svc's own client when the origin is plain HTTP; `call` reads the reply. */
+/** Sends the call's request through svc's own client for the origin; `call` reads the reply. */
 function callUpstream<T>(deployment: Deployment, options: Dispatcher.RequestOptions, call: UpstreamCall<T>): void {
   const request = { path: options.path, method: options.method, headers: options.headers as Record<string, string>, body: options.body as string | Buffer };
-  if (deployment.http1) deployment.http1.dispatch(request, call);
-  else deployment.pool.dispatch(request, call);
+  deployment.http1.dispatch(request, call);
 }
 
 /** A call answered at its status line, with its body to be relayed. */

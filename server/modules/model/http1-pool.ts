@@ -1,12 +1,11 @@
 /**
- * A lean HTTP/1.1 client for model servers on plain HTTP: what `dispatch.ts` sends chat calls through,
- * streamed and whole. It is the part of undici's `Pool` that dispatch.ts uses — `dispatch(request, handler)`
- * with undici's handler API and undici's error types — over sockets read with `onread`: each read lands in
- * one shared buffer and is parsed in the callback, so a relayed chunk passes no Readable, no WebAssembly
- * parser and no request object of undici's. Against undici's dispatch API, interleaved on the benchmark's
+ * A lean HTTP/1.1 client for model servers, over plain TCP or TLS: what `dispatch.ts` sends chat calls
+ * through, streamed and whole. It is the part of undici's `Pool` that dispatch.ts uses —
+ * `dispatch(request, handler)` with undici's handler API and undici's error types — over sockets read with
+ * `onread`: each read lands in one shared buffer and is parsed in the callback, so a relayed chunk passes no
+ * Readable, no WebAssembly parser and no request object of undici's. Against undici's dispatch API, interleaved on the benchmark's
  * machine: CPU per relayed chunk at 500 streams 31.9 → 27.3 µs, per non-streaming request under load 105 →
- * 84 µs (test/bench/RESULTS.md, eighteenth pass). HTTPS upstreams, and the media executors' calls, stay on
- * undici.
+ * 84 µs (test/bench/RESULTS.md, eighteenth pass). The media executors' calls stay on undici.
  *
  * What it does:
  * - keeps connections alive per origin, reused last-in first-out, closed after the server's keep-alive hint
@@ -14,12 +13,15 @@
  * - frames a reply by chunked encoding, `content-length` or the connection's close; skips 1xx answers;
  * - times out: connecting, the whole head (`headersTimeoutMs`), a silent body (`bodyTimeoutMs`). The body's
  *   silence is checked in quarters of the timeout, not per chunk, so it fails after 1–1.25 × the timeout;
- * - pauses and resumes reading for the client's backpressure; aborts.
+ * - pauses and resumes reading for the client's backpressure; aborts;
+ * - for `https:`, connects with Node's TLS defaults (the certificate checked against Node's CAs and the host
+ *   name, SNI), offers only `http/1.1` by ALPN, and resumes the last TLS session on a new connection.
  * A connection that dies before the answer fails with undici's `SocketError` (`UND_ERR_SOCKET`), which the
  * caller retries once, as with undici (a stale keep-alive socket).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { connect, isIP, type OnReadOpts, type Socket } from 'node:net';
+import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 import { errors, type Dispatcher } from 'undici';
 
 export interface Http1PoolOptions {
@@ -30,6 +32,8 @@ export interface Http1PoolOptions {
   connectTimeoutMs: number;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
+  /** Certificates to trust besides Node's own, for `https:` (what `NODE_EXTRA_CA_CERTS` does process-wide). */
+  ca?: string | Buffer;
 }
 
 export interface Http1Request {
@@ -77,9 +81,15 @@ const LENGTH = 6;
 const UNTIL_CLOSE = 7;
 const OVER = 8;
 
+/** Where a pool's connections go: host, port and, for `https:`, what TLS needs. */
+interface Endpoint {
+  host: string;
+  port: number;
+  tls: { servername: string | undefined; ca: string | Buffer | undefined } | null;
+}
+
 export class Http1Pool {
-  readonly #host: string;
-  readonly #port: number;
+  readonly #endpoint: Endpoint;
   readonly #hostHeader: string;
   readonly #options: Http1PoolOptions;
   readonly #limits: Limits;
@@ -87,12 +97,20 @@ export class Http1Pool {
   readonly #waiting: Exchange[] = [];
   #sockets = 0;
   #closed = false;
+  /** The last TLS session the origin gave: a new connection resumes it instead of a full handshake. */
+  tlsSession: Buffer | undefined;
 
   constructor(origin: string, options: Http1PoolOptions) {
     const url = new URL(origin);
-    if (url.protocol !== 'http:') throw new Error(`Http1Pool takes http: origins, not ${url.protocol}`);
-    this.#host = url.hostname.replace(/^\[|\]$/g, '');
-    this.#port = Number(url.port || 80);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`Http1Pool takes http: and https: origins, not ${url.protocol}`);
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const secure = url.protocol === 'https:';
+    this.#endpoint = {
+      host,
+      port: Number(url.port || (secure ? 443 : 80)),
+      // SNI takes a host name, never an address; the certificate is checked against either.
+      tls: secure ? { servername: isIP(host) ? undefined : host, ca: options.ca } : null,
+    };
     this.#hostHeader = url.host;
     this.#options = options;
     const tickMs = Math.max(1, Math.ceil(Math.min(options.headersTimeoutMs, options.bodyTimeoutMs) / 4));
@@ -168,7 +186,7 @@ export class Http1Pool {
     const cap = this.#options.connections;
     if (cap !== null && this.#sockets >= cap) return null;
     this.#sockets++;
-    return new Connection(this, this.#host, this.#port, this.#options.connectTimeoutMs);
+    return new Connection(this, this.#endpoint, this.#options.connectTimeoutMs);
   }
 
   /** The request line and headers, checked: a value with a line break would smuggle a header in. */
@@ -195,36 +213,39 @@ class Connection {
   #idleTimer: NodeJS.Timeout | null = null;
   #connectTimer: NodeJS.Timeout | null;
 
-  constructor(pool: Http1Pool, host: string, port: number, connectTimeoutMs: number) {
+  constructor(pool: Http1Pool, endpoint: Endpoint, connectTimeoutMs: number) {
     this.#pool = pool;
-    this.socket = connect({
-      host,
-      port,
-      noDelay: true,
-      keepAlive: true,
-      keepAliveInitialDelay: 60_000,
-      onread: {
-        buffer: READS,
-        callback: (length: number, buffer: Uint8Array) => {
-          const exchange = this.exchange;
-          // Bytes nobody asked for (after a reply, or on an idle socket): the connection is not in a known state.
-          if (exchange === null) this.socket.destroy();
-          else {
-            try {
-              exchange.read(buffer as Buffer, length);
-            } catch (error) {
-              // A handler that threw: its exchange ends with that error, not the process.
-              exchange.fail(error as Error);
-            }
+    const { host, port, tls } = endpoint;
+    const onread: OnReadOpts = {
+      buffer: READS,
+      callback: (length: number, buffer: Uint8Array) => {
+        const exchange = this.exchange;
+        // Bytes nobody asked for (after a reply, or on an idle socket): the connection is not in a known state.
+        if (exchange === null) this.socket.destroy();
+        else {
+          try {
+            exchange.read(buffer as Buffer, length);
+          } catch (error) {
+            // A handler that threw: its exchange ends with that error, not the process.
+            exchange.fail(error as Error);
           }
-          return true;
-        },
+        }
+        return true;
       },
-    });
+    };
+    if (tls) {
+      // `onread` is net.Socket's, which Node's TLS socket honours; @types/node leaves it out of tls's options.
+      const options: ConnectionOptions & { onread: OnReadOpts } = { host, port, ...tls, session: pool.tlsSession, ALPNProtocols: ['http/1.1'], onread };
+      this.socket = connectTls(options);
+      this.socket.setNoDelay(true);
+      this.socket.setKeepAlive(true, 60_000);
+      this.socket.on('session', (session: Buffer) => (pool.tlsSession = session));
+    } else this.socket = connect({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000, onread });
+    // Until then the request's bytes are Node's (TLS: until the handshake is done and the certificate checked).
     this.#connectTimer = setTimeout(() => {
       if (!this.connected) this.socket.destroy(new errors.ConnectTimeoutError());
     }, connectTimeoutMs).unref();
-    this.socket.once('connect', () => {
+    this.socket.once(tls ? 'secureConnect' : 'connect', () => {
       this.connected = true;
       clearTimeout(this.#connectTimer!);
       this.#connectTimer = null;

@@ -2,8 +2,8 @@
  * Routing table of the gateway: product id → class, effective token rates, output cap and the ordered
  * deployments (upstream + upstream model name) to try. Models without deployments go to the quick-start
  * upstream (`SVC_UPSTREAM_URL`) under their product id. `auto` (and any `routesTo`) takes the deployments
- * of the model it routes to. Upstream HTTP goes through one undici Pool per origin (keep-alive, timeouts),
- * and chat calls to a plain-HTTP origin through svc's own client for it (`http1-pool.ts`).
+ * of the model it routes to. Chat calls go through svc's own HTTP/1.1 client per origin (`http1-pool.ts`),
+ * the media executors' calls through one undici Pool per origin (keep-alive, timeouts).
  */
 import { Pool } from 'undici';
 import type { Config, ForwardFields } from '../../config/config.ts';
@@ -14,10 +14,10 @@ import { Http1Pool } from './http1-pool.ts';
 export interface Deployment {
   /** The configured label; what error bodies show as `debug.upstreamHost` (never the URL). */
   label: string;
-  /** undici's pool for the origin: what the media executors call through, and chat on an HTTPS origin. */
+  /** undici's pool for the origin: what the media executors call through. */
   pool: Pool;
-  /** svc's own HTTP/1.1 client for a plain-HTTP origin, which chat calls take (`http1-pool.ts`); null for HTTPS. */
-  http1: Http1Pool | null;
+  /** svc's own HTTP/1.1 client for the origin (HTTP or HTTPS), which chat calls take (`http1-pool.ts`). */
+  http1: Http1Pool;
   /** Path of the OpenAI-compatible API on that origin, e.g. `/v1` (endpoints append `/chat/completions`, …). */
   basePath: string;
   /** Model name sent upstream. */
@@ -64,7 +64,7 @@ export interface RegistryOptions {
 
 export class ModelRegistry {
   readonly #models = new Map<string, RoutedModel>();
-  /** Per origin: undici's pool, and svc's own client when the origin is plain HTTP. */
+  /** Per origin: undici's pool and svc's own client. */
   readonly #pools = new Map<string, Pick<Deployment, 'pool' | 'http1'>>();
 
   constructor(config: Config, options: RegistryOptions = {}) {
@@ -83,9 +83,7 @@ export class ModelRegistry {
             headersTimeout: timeoutMs,
             bodyTimeout: timeoutMs,
           }),
-          http1: origin.startsWith('http:')
-            ? new Http1Pool(origin, { connections, keepAliveTimeoutMs: 30_000, keepAliveMaxTimeoutMs: 300_000, connectTimeoutMs, headersTimeoutMs: timeoutMs, bodyTimeoutMs: timeoutMs })
-            : null,
+          http1: new Http1Pool(origin, { connections, keepAliveTimeoutMs: 30_000, keepAliveMaxTimeoutMs: 300_000, connectTimeoutMs, headersTimeoutMs: timeoutMs, bodyTimeoutMs: timeoutMs }),
         };
         this.#pools.set(origin, pools);
       }
@@ -157,6 +155,6 @@ export class ModelRegistry {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.#pools.values()].flatMap(({ pool, http1 }) => [pool.close(), http1?.close()]));
+    await Promise.allSettled([...this.#pools.values()].flatMap(({ pool, http1 }) => [pool.close(), http1.close()]));
   }
 }

@@ -1,14 +1,19 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import { errors, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Http1Pool, RequestNotSentError, type Http1PoolOptions } from '../../../server/modules/model/http1-pool.ts';
+import { certificate } from '../../fixtures/tls-certificates.ts';
 
-/** A raw TCP server: `answer` writes the reply bytes itself, so framing and timing are exactly the test's. */
-async function rawServer(answer: (socket: Socket, request: string, index: number) => void) {
+/**
+ * A raw TCP server (TLS with `tls`): `answer` writes the reply bytes itself, so framing and timing are exactly
+ * the test's. `host` is what it listens on and what the origin names.
+ */
+async function rawServer(answer: (socket: Socket, request: string, index: number) => void, tls?: { cert: Buffer; key: Buffer }, host = '127.0.0.1') {
   const sockets: Socket[] = [];
   let requests = 0;
-  const server: Server = createServer((socket) => {
+  const onConnection = (socket: Socket) => {
     sockets.push(socket);
     let pending = '';
     socket.on('data', (data) => {
@@ -24,16 +29,20 @@ async function rawServer(answer: (socket: Socket, request: string, index: number
       }
     });
     socket.on('error', () => undefined);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  };
+  const server: Server = tls ? createTlsServer({ ...tls, ALPNProtocols: ['h2', 'http/1.1'] }, onConnection) : createServer(onConnection);
+  // A client that refuses the certificate ends the handshake: the server hears it as an error, not the test.
+  server.on('tlsClientError', () => undefined);
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const port = (server.address() as { port: number }).port;
   const close = () => {
     for (const socket of sockets) socket.destroy();
     return new Promise<void>((resolve) => server.close(() => resolve()));
   };
-  return { origin: `http://127.0.0.1:${port}`, sockets, close, requests: () => requests };
+  return { origin: `${tls ? 'https' : 'http'}://${host}:${port}`, sockets, close, requests: () => requests };
 }
 
+const localhost = certificate('localhost');
 const defaults: Http1PoolOptions = { connections: null, keepAliveTimeoutMs: 30_000, keepAliveMaxTimeoutMs: 300_000, connectTimeoutMs: 2000, headersTimeoutMs: 2000, bodyTimeoutMs: 2000 };
 
 interface Reply {
@@ -69,8 +78,8 @@ const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
-async function setUp(answer: Parameters<typeof rawServer>[0], options: Partial<Http1PoolOptions> = {}) {
-  const server = await rawServer(answer);
+async function setUp(answer: Parameters<typeof rawServer>[0], options: Partial<Http1PoolOptions> = {}, tls?: Parameters<typeof rawServer>[1], host?: string) {
+  const server = await rawServer(answer, tls, host);
   const pool = new Http1Pool(server.origin, { ...defaults, ...options });
   closers.push(server.close, () => pool.close());
   return { server, pool };
@@ -184,12 +193,19 @@ describe('Http1Pool', () => {
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
-  it('does not time out a body while its reader has paused it, and reads again on resume', async () => {
-    const { pool } = await setUp(async (socket) => {
-      socket.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\na\r\n');
-      await sleep(50);
-      socket.write('1\r\nb\r\n0\r\n\r\n');
-    }, { bodyTimeoutMs: 100 });
+  it.each([
+    ['TCP', undefined],
+    ['TLS', localhost],
+  ])('does not time out a body while its reader has paused it, and reads again on resume (%s)', async (_transport, tls) => {
+    const { pool } = await setUp(
+      async (socket) => {
+        socket.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\na\r\n');
+        await sleep(50);
+        socket.write('1\r\nb\r\n0\r\n\r\n');
+      },
+      { bodyTimeoutMs: 100, ca: localhost.cert },
+      tls,
+    );
     let paused = false;
     const seenWhilePaused: string[] = [];
     const reply = await call(pool, {
@@ -273,5 +289,61 @@ describe('Http1Pool', () => {
     await dead.close();
     const refused = new Http1Pool(dead.origin, defaults);
     await expect(call(refused)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+});
+
+describe('Http1Pool over TLS', () => {
+  const streamed = async (socket: Socket) => {
+    socket.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n');
+    for (const part of ['data: 1\n\n', 'data: 2\n\n']) {
+      socket.write(`${Buffer.byteLength(part).toString(16)}\r\n${part}\r\n`);
+      await sleep(10);
+    }
+    socket.write('0\r\n\r\n');
+  };
+
+  it('streams a chunked reply over https, keeps the connection alive, and speaks http/1.1 to a server that offers h2', async () => {
+    const { server, pool } = await setUp(streamed, { ca: localhost.cert }, localhost);
+    for (let i = 0; i < 2; i++) expect((await call(pool)).chunks).toEqual(['data: 1\n\n', 'data: 2\n\n']);
+    expect(server.sockets).toHaveLength(1);
+    expect((server.sockets[0] as TLSSocket).alpnProtocol).toBe('http/1.1');
+  });
+
+  it('sends the host name by SNI, and checks the certificate against it', async () => {
+    const { server, pool } = await setUp((socket) => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'), { ca: localhost.cert }, localhost, 'localhost');
+    expect((await call(pool)).body).toBe('ok');
+    expect((server.sockets[0] as TLSSocket).servername).toBe('localhost');
+  });
+
+  it('resumes the TLS session on a new connection instead of a full handshake', async () => {
+    const { server, pool } = await setUp((socket) => socket.end('HTTP/1.1 200 OK\r\ncontent-length: 1\r\nconnection: close\r\n\r\nx'), { ca: localhost.cert }, localhost);
+    await call(pool);
+    await call(pool);
+    expect(server.sockets).toHaveLength(2);
+    expect((server.sockets[1] as TLSSocket).isSessionReused()).toBe(true);
+  });
+
+  it('refuses a certificate Node does not trust, and one for another name, before the request is sent', async () => {
+    const untrusted = await setUp(() => undefined, {}, localhost);
+    await expect(call(untrusted.pool)).rejects.toMatchObject({ code: 'DEPTH_ZERO_SELF_SIGNED_CERT' });
+    const elsewhere = certificate('elsewhere');
+    const misnamed = await setUp(() => undefined, { ca: elsewhere.cert }, elsewhere);
+    await expect(call(misnamed.pool)).rejects.toMatchObject({ code: 'ERR_TLS_CERT_ALTNAME_INVALID' });
+    expect(untrusted.server.requests() + misnamed.server.requests()).toBe(0);
+  });
+
+  it('an abort during the TLS handshake says the request was never sent; a handshake that never ends times out', async () => {
+    // A TCP server that never answers the handshake: the connection opens, the request waits for TLS.
+    const silent = await rawServer(() => undefined);
+    closers.push(silent.close);
+    const pool = new Http1Pool(silent.origin.replace('http:', 'https:'), { ...defaults, ca: localhost.cert });
+    closers.push(() => pool.close());
+    const aborted = call(pool, { onStart: (controller) => setTimeout(() => controller.abort(new errors.RequestAbortedError()), 50) });
+    await expect(aborted).rejects.toBeInstanceOf(RequestNotSentError);
+    expect(silent.sockets).toHaveLength(1);
+    // A handshake that never ends is a connect timeout.
+    const slow = new Http1Pool(silent.origin.replace('http:', 'https:'), { ...defaults, ca: localhost.cert, connectTimeoutMs: 100 });
+    closers.push(() => slow.close());
+    await expect(call(slow)).rejects.toBeInstanceOf(errors.ConnectTimeoutError);
   });
 });
