@@ -158,16 +158,31 @@ describe('Http1Pool', () => {
     expect(server.sockets).toHaveLength(2);
   });
 
-  it('takes a new connection when the server closed the idle one', async () => {
-    const { server, pool } = await setUp((socket) => socket.end('HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\nx'));
+  it.each([
+    ['TCP', undefined],
+    ['TLS', localhost],
+  ])('takes a new connection when the server closed the idle one (%s)', async (_transport, tls) => {
+    const { server, pool } = await setUp((socket) => socket.end('HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\nx'), { ca: localhost.cert }, tls);
     await call(pool);
     await sleep(30);
     expect((await call(pool)).body).toBe('x');
     expect(server.sockets).toHaveLength(2);
   });
 
-  it('fails a request whose connection dies before the answer with a socket error (the caller retries those once)', async () => {
-    const { pool } = await setUp((socket) => socket.destroy());
+  it.each([
+    ['TCP', undefined],
+    ['TLS', localhost],
+  ])('fails a request whose connection dies before the answer, or mid-body, with a socket error (%s)', async (_transport, tls) => {
+    // Before the answer: the caller retries those once. Mid-body: the reply is cut, never taken for whole.
+    const { pool } = await setUp(
+      (socket, _request, index) => {
+        if (index === 0) socket.destroy();
+        else socket.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\na\r\n', () => setTimeout(() => socket.destroy(), 20));
+      },
+      { ca: localhost.cert },
+      tls,
+    );
+    await expect(call(pool)).rejects.toMatchObject({ code: 'UND_ERR_SOCKET' });
     await expect(call(pool)).rejects.toMatchObject({ code: 'UND_ERR_SOCKET' });
   });
 
