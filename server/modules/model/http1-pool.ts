@@ -3,9 +3,10 @@
  * through, streamed and whole. It is the part of undici's `Pool` that dispatch.ts uses —
  * `dispatch(request, handler)` with undici's handler API and undici's error types — over sockets read with
  * `onread`: each read lands in one shared buffer and is parsed in the callback, so a relayed chunk passes no
- * Readable, no WebAssembly parser and no request object of undici's. Against undici's dispatch API, interleaved on the benchmark's
- * machine: CPU per relayed chunk at 500 streams 31.9 → 27.3 µs, per non-streaming request under load 105 →
- * 84 µs (test/bench/RESULTS.md, eighteenth pass). The media executors' calls stay on undici.
+ * Readable, no WebAssembly parser and no request object of undici's. Against undici's dispatch API,
+ * interleaved on the benchmark's machine: CPU per relayed chunk at 500 streams 31.9 → 27.3 µs, per
+ * non-streaming request under load 105 → 84 µs (test/bench/RESULTS.md, eighteenth pass; over TLS, the
+ * nineteenth). The media executors' calls stay on undici.
  *
  * What it does:
  * - keeps connections alive per origin, reused last-in first-out, closed after the server's keep-alive hint
