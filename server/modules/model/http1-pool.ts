@@ -289,8 +289,9 @@ class Connection {
 /** One request and its reply: the parser, and the controller undici's handler API hands the handler. */
 class Exchange implements Dispatcher.DispatchController {
   readonly #pool: Http1Pool;
-  readonly #head: string;
-  readonly #body: string | Buffer;
+  /** The request's head and body, until they are written: then the socket's (see `start`). */
+  #head: string;
+  #body: string | Buffer;
   readonly #handler: Dispatcher.DispatchHandler;
   readonly #limits: Limits;
   #connection: Connection | null = null;
@@ -355,8 +356,13 @@ class Exchange implements Dispatcher.DispatchController {
     // A reply may end inside the read its handler paused on: the next exchange on the socket reads again.
     connection.readsPaused(this.#paused);
     this.#timer = setInterval(() => this.#tick(), this.#limits.tickMs).unref();
+    const head = this.#head;
     const body = this.#body;
-    connection.socket.write(typeof body === 'string' ? this.#head + body : Buffer.concat([Buffer.from(this.#head, 'latin1'), body]));
+    // Let go once written: a stream's reply runs for seconds, and a small body is a slice of Node's shared
+    // Buffer pool (64 KiB slabs in Node 24), which it would keep whole (test/bench/RESULTS.md, twenty-first pass).
+    this.#head = '';
+    this.#body = '';
+    connection.socket.write(typeof body === 'string' ? head + body : Buffer.concat([Buffer.from(head, 'latin1'), body]));
   }
 
   /** The time limits, checked every quarter of the shorter one: the head's whole wait, the body's silence. */

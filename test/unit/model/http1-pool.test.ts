@@ -1,6 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { errors, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Http1Pool, RequestNotSentError, type Http1PoolOptions } from '../../../server/modules/model/http1-pool.ts';
@@ -74,6 +76,9 @@ function call(pool: Http1Pool, options: { body?: string; headers?: Record<string
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A full garbage collection now (V8's `gc`, exposed for this file). */
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0)) await close();
@@ -123,6 +128,40 @@ describe('Http1Pool', () => {
     });
     const reply = await call(pool);
     expect(reply.chunks).toEqual(['data: 1\n\n', 'data: 2\n\n', 'data: [DONE]\n\n']);
+  });
+
+  it('lets go of the request once it is written: a reply that runs on does not keep its bytes', async () => {
+    let finish = () => {};
+    const { pool } = await setUp((socket) => {
+      socket.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n');
+      finish = () => socket.write('0\r\n\r\n');
+    });
+    let started = () => {};
+    const headers = new Promise<void>((resolve) => (started = resolve));
+    let sent: WeakRef<Buffer> | null = null;
+    const reply = new Promise<string>((resolve, reject) => {
+      let text = '';
+      const handler: Dispatcher.DispatchHandler = {
+        onResponseStart: () => started(),
+        onResponseData: (_controller, chunk) => (text += chunk.toString()),
+        onResponseEnd: () => resolve(text),
+        onResponseError: (_controller, error) => reject(error),
+      };
+      sent = send(handler);
+    });
+    // A body only the pool can reach, as a stream's upstream request is once it is sent.
+    function send(handler: Dispatcher.DispatchHandler): WeakRef<Buffer> {
+      const body = Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(1000) }] }));
+      pool.dispatch({ method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body }, handler);
+      return new WeakRef(body);
+    }
+    await headers;
+    await sleep(10);
+    collectGarbage();
+    const kept = sent!.deref() !== undefined;
+    finish();
+    expect(await reply).toBe('hello');
+    expect(kept).toBe(false);
   });
 
   it('reads content-length and close-delimited bodies, and no body for 204', async () => {
