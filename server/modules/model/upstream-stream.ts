@@ -13,6 +13,8 @@ import { errors, type Dispatcher } from 'undici';
 
 export type Take = (bytes: Buffer) => 'more' | 'stop' | 'done' | Promise<void>;
 
+const NO_HEADERS: IncomingHttpHeaders = Object.freeze({});
+
 export class UpstreamStream {
   readonly statusCode: number;
   readonly headers: IncomingHttpHeaders;
@@ -30,7 +32,9 @@ export class UpstreamStream {
   constructor(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders) {
     this.#controller = controller;
     this.statusCode = statusCode;
-    this.headers = headers;
+    // Only an error reply's headers are read (`retry-after`). A 200's are let go: its body is relayed for seconds,
+    // and the header object and its strings would be promoted with it (test/bench/RESULTS.md, twenty-second pass).
+    this.headers = statusCode === 200 ? NO_HEADERS : headers;
   }
 
   /** Hands every chunk to `take` until the body ends (resolves), fails (rejects) or `take` stops it. */

@@ -17,6 +17,12 @@ function controlled() {
 const b = (text: string) => Buffer.from(text);
 
 describe('UpstreamStream', () => {
+  it("keeps an error reply's headers (its retry-after is read) and lets a 200's go, as nothing reads them while it streams", () => {
+    const controller = {} as Dispatcher.DispatchController;
+    expect(new UpstreamStream(controller, 429, { 'retry-after': '3' }).headers).toEqual({ 'retry-after': '3' });
+    expect(new UpstreamStream(controller, 200, { 'content-type': 'text/event-stream' }).headers).toEqual({});
+  });
+
   it('hands chunks that came before the taker first, in order, then the rest, and ends with the body', async () => {
     const { stream } = controlled();
     stream.data(b('a'));

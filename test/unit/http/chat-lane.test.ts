@@ -1,0 +1,47 @@
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { describe, expect, it } from 'vitest';
+import { flattenHead } from '../../../server/http/chat-lane.ts';
+
+/** A full garbage collection now (V8's `gc`, exposed for this file). */
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
+/** A stream's head as the lane writes it: a dozen headers, values that differ per request. */
+function streamHead(i: number, flatten: boolean): string {
+  const res = new ServerResponse(new IncomingMessage(new Socket()));
+  const id = `req_${i.toString(36).padStart(12, '0')}`;
+  res.writeHead(200, [
+    'x-svc-request-id', id, 'x-request-id', id, 'content-type', 'text/event-stream; charset=utf-8', 'cache-control', 'no-cache',
+    'connection', 'keep-alive', 'server-timing', `auth;dur=0.0${i % 10}, admit;dur=0.01${i % 7}, upstream;dur=0.4${i % 9}`,
+    'x-ratelimit-limit-requests', '600', 'x-ratelimit-remaining-requests', String(599 - (i % 600)), 'x-ratelimit-reset-requests', `${i % 60}s`,
+    'x-ratelimit-limit-tokens', '200000', 'x-ratelimit-remaining-tokens', String(190_000 - i), 'x-ratelimit-reset-tokens', `${i % 60}s`,
+  ]);
+  if (flatten) flattenHead(res);
+  return (res as ServerResponse & { _header: string })._header;
+}
+
+/** Bytes of V8 heap each kept head holds. */
+function heapPerHead(flatten: boolean): number {
+  const count = 4000;
+  const kept: string[] = [];
+  collectGarbage();
+  const before = process.memoryUsage().heapUsed;
+  for (let i = 0; i < count; i++) kept.push(streamHead(i, flatten));
+  collectGarbage();
+  const grown = process.memoryUsage().heapUsed - before;
+  expect(kept).toHaveLength(count);
+  return grown / count;
+}
+
+describe('flattenHead', () => {
+  it('leaves the head Node keeps for a response as one string of the same text, not the tree it was built as', () => {
+    expect(streamHead(7, true)).toBe(streamHead(7, false));
+    const tree = heapPerHead(false);
+    const flat = heapPerHead(true);
+    // A head of ~500 characters: ~1.5 KB as Node's tree of pieces, ~0.5 KB as one string.
+    expect(flat).toBeLessThan(tree / 2);
+  });
+});
