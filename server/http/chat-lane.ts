@@ -192,7 +192,6 @@ class LaneReply implements HttpReply {
       else list.push(name, headers[name]!);
     }
     this.raw.writeHead(status, list);
-    flattenHead(this.raw);
     list.length = 0;
   }
 
@@ -202,15 +201,4 @@ class LaneReply implements HttpReply {
     for (let i = 0; i < headers.length; i += 2) this.raw.setHeader(headers[i]!, headers[i + 1]!);
     headers.length = 0;
   }
-}
-
-/**
- * Node builds a response's head by appending each header to a string, and keeps that string (`_header`) for
- * the response's life: for a stream's dozen headers a tree of ~50 small strings, promoted with the stream
- * (~1.5 KB). Measuring its UTF-8 length makes V8 flatten it in place, which leaves one string of the same
- * text (test/bench/RESULTS.md, twenty-second pass).
- */
-export function flattenHead(res: ServerResponse): void {
-  const head = (res as ServerResponse & { _header?: unknown })._header;
-  if (typeof head === 'string') Buffer.byteLength(head);
 }
