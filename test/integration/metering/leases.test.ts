@@ -96,7 +96,7 @@ describe('admission leases', () => {
     const before = h.upstream.stats.requests;
     const results = await burst(member, '#small', 200);
     expect(results.filter((r) => r === 'ok')).toHaveLength(small);
-    for (const error of results.filter((r) => r !== 'ok')) expect(error.status).toBe(402);
+    for (const error of results.filter((r) => r !== 'ok')) expect(error.status, JSON.stringify(error.error)).toBe(402);
     expect(h.upstream.stats.requests - before).toBe(small);
     const rows = await ledgerRows(h.database, member.accountId, small);
     expect(rows).toHaveLength(small);
@@ -111,7 +111,7 @@ describe('admission leases', () => {
     const before = h.upstream.stats.requests;
     const results = await burst(member, '#large', 200);
     const admitted = results.filter((r) => r === 'ok').length;
-    for (const error of results.filter((r) => r !== 'ok')) expect(error.status).toBe(402);
+    for (const error of results.filter((r) => r !== 'ok')) expect(error.status, JSON.stringify(error.error)).toBe(402);
     expect(admitted).toBe(large);
     expect(h.upstream.stats.requests - before).toBe(large);
     const rows = await ledgerRows(h.database, member.accountId, large);
