@@ -18,10 +18,11 @@ function shared(emitter: NodeJS.EventEmitter): Record<string, number> {
 
 /**
  * A second listener for one event turns the emitter's entry into a two-element array made at one site in
- * Node's `events.js`. When V8 pretenures that site (it did in about one svc process in four started cold
- * under load), every request's array is born in the old generation and keeps the request's young objects
- * alive through scavenges: ~9 KB promoted a request instead of ~0.1 KB (test/bench/RESULTS.md, twenty-third
- * pass). So the lane adds no listener next to one Node already keeps on a request or a response.
+ * Node's `events.js`. V8 pretenured that site in some svc processes started cold under load (2 of 10 to 9
+ * of 12, as the hour decided). Then every request's array is born in the old generation and keeps the
+ * request's young objects alive through scavenges: 7.5–8 KB promoted a request instead of ~0.15 KB
+ * (test/bench/RESULTS.md, twenty-third pass). So the lane adds no listener next to one Node already keeps
+ * on a request or a response.
  */
 describe('the chat lane and per-request listeners', () => {
   const lines: string[] = [];
