@@ -122,7 +122,8 @@ export class MeteringPipeline {
     const onClose = () => {
       if (!reply.raw.writableFinished) abort.abort();
     };
-    reply.raw.once('close', onClose);
+    // `on`, not `once` (a wrapper per request): 'close' comes once, and `finally` takes the listener off.
+    reply.raw.on('close', onClose);
     // A client that hung up while it was being admitted: 'close' has already fired.
     if (reply.raw.destroyed) abort.abort();
     try {
