@@ -7,7 +7,6 @@ import { flushCompileCache } from 'node:module';
 import { resolve } from 'node:path';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config/config.ts';
-import { startSoakSampler } from './infra/soak-sample.ts';
 import { createLogger } from './log.ts';
 
 let config: Config;
@@ -29,7 +28,6 @@ if (process.argv.includes('--build-missing') && !existsSync(resolve(config.web.d
 const app = await buildApp(config, { logger: log });
 await app.listen({ port: config.server.port, host: config.server.host });
 log.info({ url: config.server.baseUrl }, `svc is listening; open ${config.server.webUrl}/pricing`);
-startSoakSampler(process.env);
 // With NODE_COMPILE_CACHE (as `npm start` sets it) every module loaded so far is written now, not only at a
 // clean exit: the next start reads its TypeScript already stripped and never loads Node's type stripper
 // (a WebAssembly module, ~10 MB of memory for as long as the process runs).

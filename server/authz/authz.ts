@@ -11,8 +11,8 @@
  * `sign_in_required` (signing in at the web app is exactly what fixes it).
  */
 import { AppError, bilingual, type Bilingual } from '../errors/app-error.ts';
-import type { AccountRole } from '../modules/account/account.entity.ts';
-import type { Principal } from '../modules/identity/principal.ts';
+import type { AccountRole } from './principal.ts';
+import type { Principal } from './principal.ts';
 import {
   actions,
   notOnSelf,
@@ -22,9 +22,10 @@ import {
   type Action,
   type OrganisationAction,
   type OrganisationRole,
+  type SelfDecision,
 } from './actions.ts';
 
-export type { Action } from './actions.ts';
+export type { Action, SelfDecision } from './actions.ts';
 
 /** Who is acting: the request's principal, or null when not signed in. */
 export type Actor = Principal | null;
@@ -34,6 +35,27 @@ export interface AccountResource {
   type: 'account';
   id: string;
   role: AccountRole;
+  /**
+   * When the account is an organisation: the actor's role in it (null or absent: not a member). Staff
+   * never act on an organisation they belong to (`notOnSelf`); the caller looks the membership up.
+   */
+  membership?: OrganisationRole | null;
+}
+
+/**
+ * Where services that act on an account learn the actor's role in an organisation (for `membership`
+ * above, and for organisation billing). The enterprise module implements it; authz itself never queries.
+ */
+export interface OrganisationRoleLookup {
+  /** The account's role in the organisation; null when it is not a member (or the id is no organisation). */
+  roleOf(accountId: string, organisationId: string): Promise<OrganisationRole | null>;
+}
+
+/** The application a review decision is about: staff never decide on one they submitted. */
+export interface ApplicationResource {
+  type: 'application';
+  id: string;
+  applicantId: string;
 }
 
 /**
@@ -51,7 +73,9 @@ export type ResourceArgs<A extends Action> = A extends OrganisationAction
   ? [resource: OrganisationResource]
   : A extends AccountTargetedAction
     ? [resource?: AccountResource]
-    : [];
+    : A extends 'application:review'
+      ? [resource?: ApplicationResource]
+      : [];
 
 /** Throws unless `actor` may do `action` (to `resource`); afterwards `actor` is known to be signed in. */
 export function assert<A extends Action>(actor: Actor, action: A, ...resource: ResourceArgs<A>): asserts actor is Principal {
@@ -64,7 +88,12 @@ export function can<A extends Action>(actor: Actor, action: A, ...resource: Reso
   return decide(actor, action, resource[0]) === null;
 }
 
-function decide(actor: Actor, action: Action, resource: AccountResource | OrganisationResource | undefined): AppError | null {
+/** Which decision-on-themselves an error from `assert` refused, or null when it refused something else. */
+export function selfDecisionOf(error: unknown): SelfDecision | null {
+  return error instanceof AppError && error.code === 'forbidden' ? ((error.options.details?.selfDecision as SelfDecision | undefined) ?? null) : null;
+}
+
+function decide(actor: Actor, action: Action, resource: AccountResource | OrganisationResource | ApplicationResource | undefined): AppError | null {
   const rule = actions[action];
   if (!actor) {
     return new AppError('sign_in_required', bilingual('Sign in required ({action}): no valid web session or bearer credential.', '请先登录（{action}）：没有有效的网页会话或 Bearer 凭证。', { action }));
@@ -77,9 +106,25 @@ function decide(actor: Actor, action: Action, resource: AccountResource | Organi
         const who = rule.role === 'admin' ? { en: 'admins', zh: '管理员' } : { en: 'support staff and admins', zh: '客服和管理员' };
         return forbidden(bilingual("{action} is for {who}; this account's role is {role}.", '{action} 仅限{who}使用；当前账户的角色是{role}。', { action, who, role: roleWord(actor.role) }));
       }
+      if (resource?.type === 'application' && resource.applicantId === actor.accountId) {
+        return forbidden(
+          bilingual('You submitted application {id}, so you cannot decide on it; another staff member must review it.', '申请 {id} 是您提交的，您不能审核它；请由其他工作人员审核。', { id: resource.id }),
+          'own_application',
+        );
+      }
       if (resource?.type === 'account') {
         if (resource.id === actor.accountId && notOnSelf.has(action)) {
-          return forbidden(bilingual('{action} cannot be applied to your own account; ask another staff member.', '{action} 不能用于您自己的账户，请让其他工作人员操作。', { action }));
+          return forbidden(bilingual('{action} cannot be applied to your own account; ask another staff member.', '{action} 不能用于您自己的账户，请让其他工作人员操作。', { action }), 'own_account');
+        }
+        if (resource.membership && notOnSelf.has(action)) {
+          return forbidden(
+            bilingual(
+              '{action} cannot be applied to an organisation you belong to (you are its {role}); ask another staff member.',
+              '{action} 不能用于您所属的组织（您是其{role}），请让其他工作人员操作。',
+              { action, role: organisationRoleWord(resource.membership) },
+            ),
+            'own_organisation',
+          );
         }
         if (resource.role !== 'member' && actor.role !== 'admin') {
           return forbidden(
@@ -105,7 +150,8 @@ function decide(actor: Actor, action: Action, resource: AccountResource | Organi
     default:
       return assertNever(rule);
   }
-  if (rule.webSession && actor.credential.kind !== 'web_session') {
+  const kind = actor.credential.kind;
+  if (rule.webSession && kind !== 'web_session' && !(rule.webSession === 'or-device' && kind === 'session_token')) {
     const where = rule.who === 'staff' ? '/admin' : '/account';
     return new AppError(
       'sign_in_required',
@@ -119,8 +165,12 @@ function decide(actor: Actor, action: Action, resource: AccountResource | Organi
   return null;
 }
 
-function forbidden(message: Bilingual): AppError {
-  return new AppError('forbidden', { en: `Forbidden: ${message.en}`, zh: `无权操作：${message.zh}` }, { stage: 'auth' });
+function forbidden(message: Bilingual, selfDecision?: SelfDecision): AppError {
+  return new AppError('forbidden', { en: `Forbidden: ${message.en}`, zh: `无权操作：${message.zh}` }, { stage: 'auth', ...(selfDecision ? { details: { selfDecision } } : {}) });
+}
+
+function organisationRoleWord(role: OrganisationRole): Bilingual {
+  return { en: role, zh: { member: '成员', admin: '管理员', owner: '所有者' }[role] };
 }
 
 /** An account role in a sentence: the code in English (as the API spells it), the word in Chinese. */

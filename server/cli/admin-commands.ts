@@ -1,16 +1,26 @@
 /**
- * `svc admin create-user`: bootstraps staff accounts straight against the configured database. The password
- * is never an argument (argv is visible to every user in `ps` and kept in shell history): it is typed at a
- * prompt without echo, or piped on stdin; or the account gets no password and an email sign-in code.
+ * `svc admin create-user`: bootstraps staff accounts against the configured database. The password is never
+ * an argument (argv is visible to every user in `ps` and kept in shell history): it is typed at a prompt
+ * without echo, or piped on stdin; or the account gets no password and an email sign-in code.
+ *
+ * With the embedded database (no DATABASE_URL) a running svc holds it (PGlite allows one process per data
+ * directory): the command then asks that server to do it, over its loopback-only channel
+ * (`local-admin.rest.ts`), and says plainly to stop the server first when that is not possible.
  */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { pino } from 'pino';
-import { loadConfig, type Env } from '../config/config.ts';
+import { loadConfig, type Config, type Env } from '../config/config.ts';
 import { openDatabase } from '../db/orm.ts';
+import { DatabaseInUseError } from '../db/pglite-lock.ts';
 import { openRedis } from '../infra/redis.ts';
-import { accountRoles, type AccountRole } from '../modules/account/account.entity.ts';
+import { accountRoles, type AccountRole } from '../authz/principal.ts';
+import { bootstrapUser, type BootstrapInput, type BootstrapResult } from '../modules/account/bootstrap-user.ts';
+import { localAdminCreateUserPath, localAdminFileName, type LocalAdminHandle } from '../modules/account/local-admin.rest.ts';
 import { createServices } from '../services.ts';
 import { CliError } from './client-commands.ts';
-import { cliLanguage } from './messages.ts';
+import { cliLanguage, envelopeMessage, type CliMessages } from './messages.ts';
+import type { Locale } from '../i18n/locale.ts';
 
 export interface CreateUserInput {
   email?: string;
@@ -25,14 +35,33 @@ export interface PasswordSource {
 }
 
 export async function createUser(env: Env, input: CreateUserInput, out: (line: string) => void, passwords: PasswordSource = stdinPassword()): Promise<void> {
-  const { say } = cliLanguage(env);
+  const { locale, say } = cliLanguage(env);
   if (input.password !== undefined) throw new CliError(say.passwordRefused);
   if (!input.email) throw new CliError(say.createUserUsage);
   const role = (input.role ?? 'member') as AccountRole;
   if (!accountRoles.includes(role)) throw new CliError(say.roleMustBe(accountRoles.join(', ')));
   const emailCode = input['email-code'] === true;
-  const password = emailCode ? null : await passwords.read();
+  const request: BootstrapInput = { email: input.email, password: emailCode ? null : await passwords.read(), role, emailCode };
   const config = loadConfig(env);
+  let result: BootstrapResult;
+  try {
+    result = await directly(config, request);
+  } catch (error) {
+    if (!(error instanceof DatabaseInUseError)) throw error;
+    result = await throughRunningServer(config, request, error, locale, say);
+    out(say.viaRunningServer);
+  }
+  out(say.userSaved(result.created, result.account));
+  const code = result.signInCode;
+  if (code) {
+    const signIn = `${config.server.webUrl}/account`;
+    const minutes = Math.round(config.auth.emailCodeTtlSeconds / 60);
+    out(code.emailed ? say.codeSent(result.account.email, minutes, signIn) : say.codeShown(code.code ?? '?', minutes, signIn));
+  }
+}
+
+/** Opens the database itself (PostgreSQL, or PGlite when no server holds it). */
+async function directly(config: Config, request: BootstrapInput): Promise<BootstrapResult> {
   const log = pino({ level: 'warn' });
   const db = await openDatabase(config, log);
   const redis = await openRedis(config, log).catch(async (error: unknown) => {
@@ -41,33 +70,40 @@ export async function createUser(env: Env, input: CreateUserInput, out: (line: s
   });
   const services = createServices(config, db, redis, log);
   try {
-    const { account, created, previousRole } = await services.accounts.createUser({ email: input.email, password, role });
-    await services.audit.record({
-      actorId: null,
-      action: 'admin:create-user',
-      targetType: 'account',
-      targetId: account.id,
-      before: created ? null : { role: previousRole },
-      after: { role: account.role, password: password === null ? 'unchanged' : 'set', emailCode },
-      reason: 'svc admin create-user',
-    });
-    out(say.userSaved(created, account));
-    if (emailCode) {
-      await services.accounts.startEmailCode({ email: account.email });
-      const signIn = `${config.server.webUrl}/account`;
-      const minutes = Math.round(config.auth.emailCodeTtlSeconds / 60);
-      if (services.mailer.mode === 'smtp') out(say.codeSent(account.email, minutes, signIn));
-      else {
-        // No SMTP: the code only went to the development outbox, which lives in this process. Show it here.
-        const code = /\b(\d{6})\b/.exec(services.mailer.lastTo(account.email)?.text ?? '')?.[1];
-        out(say.codeShown(code ?? '?', minutes, signIn));
-      }
-    }
+    return await bootstrapUser(services, request, 'svc admin create-user');
   } finally {
     services.identity.close();
     await services.lastUsed.close();
     await Promise.allSettled([db.close(), redis.close()]);
   }
+}
+
+/** The svc that holds the embedded database does it, if it left its handle (and still answers on it). */
+async function throughRunningServer(config: Config, request: BootstrapInput, inUse: DatabaseInUseError, locale: Locale, say: CliMessages): Promise<BootstrapResult> {
+  const dataDir = resolve(config.database.dataDir);
+  const stopFirst = (why: string) => new CliError(say.stopServerFirst(dataDir, inUse.holder, why));
+  let handle: LocalAdminHandle;
+  try {
+    handle = JSON.parse(readFileSync(resolve(dataDir, localAdminFileName), 'utf8')) as LocalAdminHandle;
+  } catch {
+    throw stopFirst(say.noLocalAdminHandle);
+  }
+  if (handle.pid !== inUse.holder) throw stopFirst(say.noLocalAdminHandle);
+  let response: Response;
+  try {
+    response = await fetch(`http://127.0.0.1:${handle.port}${localAdminCreateUserPath}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${handle.token}` },
+      body: JSON.stringify(request),
+      signal: AbortSignal.timeout(30_000),
+    });
+  } catch (error) {
+    throw stopFirst((error as Error).message);
+  }
+  const body = (await response.json().catch(() => ({}))) as Partial<BootstrapResult> & { message?: string; messageZh?: string };
+  if (response.status === 404) throw stopFirst(say.noLocalAdminHandle);
+  if (response.status !== 200 || !body.account) throw new CliError(envelopeMessage(locale, body, `HTTP ${response.status}`));
+  return body as BootstrapResult;
 }
 
 /** The password from the terminal (asked twice, not echoed) or, when stdin is not a terminal, its first line. */

@@ -26,7 +26,7 @@ export class CliError extends Error {
   override name = 'CliError';
 }
 
-async function call(say: CliMessages, url: string, init: RequestInit = {}, hint: 'flags' | 'stored' = 'flags'): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function call(say: CliMessages, url: string, init: RequestInit = {}, hint: 'flags' | 'stored' = 'flags'): Promise<{ status: number; body: Record<string, unknown> }> {
   let response: Response;
   try {
     response = await fetch(url, init);
@@ -42,7 +42,7 @@ async function call(say: CliMessages, url: string, init: RequestInit = {}, hint:
 }
 
 /** The server's error text in the terminal's language. */
-function serverSays(locale: Locale, result: { status: number; body: Record<string, unknown> }): string {
+export function serverSays(locale: Locale, result: { status: number; body: Record<string, unknown> }): string {
   return envelopeMessage(locale, result.body as Envelope, `HTTP ${result.status}`);
 }
 
@@ -116,7 +116,7 @@ export async function login(context: CliContext, clientName = `svc-cli on ${host
   throw new CliError(say.codeExpired);
 }
 
-function stored(context: CliContext, say: CliMessages) {
+export function stored(context: CliContext, say: CliMessages) {
   const credentials = readCredentials(credentialsPath(context.env));
   if (!credentials) throw new CliError(say.notSignedIn);
   return credentials;
@@ -128,8 +128,9 @@ export async function whoami(context: CliContext): Promise<void> {
   const me = await call(say, `${credentials.baseUrl}/api/membership/me`, { headers: { authorization: `Bearer ${credentials.token}` } }, 'stored');
   if (me.status === 401) throw new CliError(say.sessionInvalid);
   if (me.status !== 200) throw new CliError(say.whoamiFailed(serverSays(locale, me)));
-  const account = me.body.account as { email: string; role: string; planPackage: string };
-  context.out(say.whoami({ email: account.email, plan: account.planPackage, role: account.role }, credentials.baseUrl));
+  const account = me.body.account as { email: string; role: string; planPackage: string; planPackageUntil: string | null };
+  const until = account.planPackageUntil ? new Date(account.planPackageUntil) : null;
+  context.out(say.whoami({ email: account.email, plan: account.planPackage, until, role: account.role }, credentials.baseUrl));
 }
 
 export async function logout(context: CliContext): Promise<void> {
@@ -157,5 +158,56 @@ export async function models(context: CliContext): Promise<void> {
   const listed = await call(say, `${credentials.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${credentials.token}` } }, 'stored');
   if (listed.status === 401) throw new CliError(say.sessionInvalid);
   if (listed.status !== 200) throw new CliError(say.listModelsFailed(serverSays(locale, listed)));
-  for (const model of listed.body.data as { id: string }[]) context.out(model.id);
+  const allowed = (listed.body.data as { id: string }[]).map((model) => model.id);
+  // The catalogue (names, kinds, prices, limits) is public GraphQL; /v1/models says which ids this account may use.
+  const catalogue = await call(
+    say,
+    `${credentials.baseUrl}/graphql`,
+    { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${credentials.token}` }, body: JSON.stringify({ query: catalogueQuery }) },
+    'stored',
+  );
+  const byId = new Map(((catalogue.body.data as { models?: CatalogueModel[] } | undefined)?.models ?? []).map((model) => [model.id, model]));
+  for (const line of modelTable(allowed.map((id) => byId.get(id) ?? { id }), say)) context.out(line);
+}
+
+const catalogueQuery = '{ models { id name kind class contextLength maxOutputTokens price { perTokens input { effective { amount currency } } output { effective { amount currency } } } } }';
+
+interface CatalogueModel {
+  id: string;
+  name?: string;
+  kind?: keyof CliMessages['modelKinds'];
+  class?: string;
+  contextLength?: number;
+  maxOutputTokens?: number;
+  price?: { perTokens: number; input: { effective: { amount: string; currency: string } }; output: { effective: { amount: string; currency: string } } };
+}
+
+/** One row per model, columns padded to fit; prices per 1M tokens in the catalogue's currency. */
+export function modelTable(models: readonly CatalogueModel[], say: CliMessages): string[] {
+  const currency = models.find((model) => model.price)?.price?.input.effective.currency ?? '';
+  const perTokens = models.find((model) => model.price)?.price?.perTokens ?? 1_000_000;
+  const per = `${currency}/${perTokens === 1_000_000 ? '1M' : perTokens}`;
+  const h = say.modelsHeader;
+  const header = [h.id, h.name, h.kind, h.class, `${h.input} ${per}`, `${h.output} ${per}`, h.context, h.maxOutput];
+  const rows = models.map((model) => [
+    model.id,
+    model.name ?? '—',
+    model.kind ? say.modelKinds[model.kind] : '—',
+    model.class ?? '—',
+    model.price?.input.effective.amount ?? '—',
+    model.price?.output.effective.amount ?? '—',
+    // A context window means something for text the model reads; images and audio have none worth showing.
+    model.kind === 'chat' && model.contextLength ? String(model.contextLength) : '—',
+    model.maxOutputTokens && (model.kind === 'chat' || model.kind === 'search') ? String(model.maxOutputTokens) : '—',
+  ]);
+  const widths = header.map((title, column) => Math.max(displayWidth(title), ...rows.map((row) => displayWidth(row[column]!))));
+  const line = (cells: string[]) => cells.map((cell, column) => (column === cells.length - 1 ? cell : cell + ' '.repeat(widths[column]! - displayWidth(cell)))).join('  ');
+  return [line(header), ...rows.map(line), '', say.modelsPriceNote(currency, perTokens.toLocaleString('en-US'))];
+}
+
+/** Columns a string takes in a terminal: CJK characters take two. */
+function displayWidth(text: string): number {
+  let width = 0;
+  for (const char of text) width += /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/u.test(char) ? 2 : 1;
+  return width;
 }

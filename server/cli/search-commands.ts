@@ -4,7 +4,7 @@
  * server using the same PGlite directory first: PGlite allows one process at a time).
  */
 import { pino } from 'pino';
-import { loadConfig, type Env } from '../config/config.ts';
+import { loadConfig, type Config, type Env } from '../config/config.ts';
 import { openDatabase, type Database } from '../db/orm.ts';
 import { SearchDocuments } from '../modules/search/search.documents.ts';
 import { collectSources, defaultIngestOptions, formatBytes, ingest, type IngestEvent, type IngestOptions } from '../modules/search/search.ingest.ts';
@@ -30,14 +30,17 @@ const outcomeWidth = 'unchanged'.length;
 /** Returns the process exit code: 0 when every source was ingested or unchanged, 1 when any failed. */
 export async function searchIngest(env: Env, inputs: string[], flags: IngestFlags, io: SearchCliIo): Promise<number> {
   if (inputs.length === 0) throw new CliError('usage: svc search ingest <file|directory|urls.txt|URL>… [--base-url URL] [--timeout-ms N] [--max-bytes N]');
+  const config = loadConfig(env);
   const options: IngestOptions = {
     baseUrl: flags['base-url'] ? checkedBaseUrl(flags['base-url']) : undefined,
     timeoutMs: positive(flags['timeout-ms'], '--timeout-ms') ?? defaultIngestOptions.timeoutMs,
     maxBytes: positive(flags['max-bytes'], '--max-bytes') ?? defaultIngestOptions.maxBytes,
+    allowHttpHosts: config.search.ingest.allowHttpHosts,
+    allowPrivateHosts: config.search.ingest.allowPrivateHosts,
   };
   const sources = await collectSources(inputs);
   if (sources.length === 0) throw new CliError(`nothing to ingest: no .md, .markdown, .html, .htm or .txt files in ${inputs.join(', ')}`);
-  return withDatabase(env, async (db) => {
+  return withDatabase(config, async (db) => {
     const progress = new Progress(sources.length, io);
     const summary = await ingest(new SearchDocuments(db), sources, options, (event, done) => progress.report(event, done));
     progress.finish();
@@ -48,7 +51,7 @@ export async function searchIngest(env: Env, inputs: string[], flags: IngestFlag
 }
 
 export async function searchStats(env: Env, io: Pick<SearchCliIo, 'out'>): Promise<number> {
-  return withDatabase(env, async (db) => {
+  return withDatabase(loadConfig(env), async (db) => {
     const stats = await new SearchDocuments(db).stats();
     const run = stats.lastRun;
     io.out(`Documents:   ${stats.documents}`);
@@ -64,8 +67,7 @@ export async function searchStats(env: Env, io: Pick<SearchCliIo, 'out'>): Promi
   });
 }
 
-async function withDatabase(env: Env, work: (db: Database) => Promise<number>): Promise<number> {
-  const config = loadConfig(env);
+async function withDatabase(config: Config, work: (db: Database) => Promise<number>): Promise<number> {
   const db = await openDatabase(config, pino({ level: 'warn' }));
   try {
     return await work(db);

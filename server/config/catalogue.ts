@@ -5,37 +5,42 @@
  */
 export const defaultModels = {
   auto: {
+    name: 'Auto',
     tier: 'fast',
     inputPrice: 0.14,
     outputPrice: 0.28,
     intendedUse: 'High volume and tool use; routes to svc-2.1-fast',
     routesTo: 'svc-2.1-fast',
   },
-  'svc-2.1-fast': { tier: 'fast', inputPrice: 0.14, outputPrice: 0.28, intendedUse: 'High volume and tool use' },
-  'svc-ocr': { tier: 'fast', inputPrice: 0.14, outputPrice: 0.28, intendedUse: 'Text recognition in images' },
+  'svc-2.1-fast': { name: 'svc 2.1 Fast', tier: 'fast', inputPrice: 0.14, outputPrice: 0.28, intendedUse: 'High volume and tool use' },
+  'svc-ocr': { name: 'svc OCR', tier: 'fast', inputPrice: 0.14, outputPrice: 0.28, intendedUse: 'Text recognition in images' },
   'svc-tts': {
+    name: 'svc TTS',
     tier: 'fast',
     inputPrice: 0.14,
     outputPrice: 0.28,
     intendedUse: 'Broadcast speech with a preset voice, through the audio endpoint',
   },
-  svc: { tier: 'premium', inputPrice: 0.435, outputPrice: 0.87, intendedUse: 'General flagship model' },
-  'svc-2.1': { tier: 'premium', inputPrice: 0.435, outputPrice: 0.87, intendedUse: 'Writing and coding' },
-  'svc-2.1-pro': { tier: 'premium', inputPrice: 0.435, outputPrice: 0.87, intendedUse: 'Hard problems, longer reasoning' },
-  'svc-2.1-rev': { tier: 'premium', inputPrice: 0.435, outputPrice: 0.87, intendedUse: 'Review and revision of drafts and code' },
+  svc: { name: 'svc', tier: 'premium', inputPrice: 0.435, outputPrice: 0.87, intendedUse: 'General flagship model' },
+  'svc-2.1': { name: 'svc 2.1', tier: 'premium', inputPrice: 0.435, outputPrice: 0.87, intendedUse: 'Writing and coding' },
+  'svc-2.1-pro': { name: 'svc 2.1 Pro', tier: 'premium', inputPrice: 0.435, outputPrice: 0.87, intendedUse: 'Hard problems, longer reasoning' },
+  'svc-2.1-rev': { name: 'svc 2.1 Rev', tier: 'premium', inputPrice: 0.435, outputPrice: 0.87, intendedUse: 'Review and revision of drafts and code' },
   'svc-2.1-search': {
+    name: 'svc 2.1 Search',
     tier: 'premium',
     inputPrice: 0.435,
     outputPrice: 0.87,
     intendedUse: 'Search; equivalent to the hosted web_search tool',
   },
   'svc-img': {
+    name: 'svc Image',
     tier: 'premium',
     inputPrice: 0.435,
     outputPrice: 0.87,
     intendedUse: 'Image generation through chat completions; replies hold Markdown image links',
   },
   'svc-music': {
+    name: 'svc Music',
     tier: 'premium',
     inputPrice: 0.435,
     outputPrice: 0.87,
@@ -64,7 +69,7 @@ export const defaultPlans = {
     description: 'Paid membership: larger daily, weekly and monthly pools for every model.',
     requestsPerMinute: 600,
     pools: proPools,
-    packages: [{ id: 'pro', name: 'Paid', price: 9, prices: { USD: 9, CNY: 65 }, multiplier: 1 }],
+    packages: [{ id: 'pro', name: 'Pro', price: 9, prices: { USD: 9, CNY: 65 }, multiplier: 1 }],
   },
   max: {
     name: 'Max',
@@ -84,4 +89,19 @@ export const defaultPlans = {
     pools: proPools,
     packages: [{ id: 'enterprise', name: 'Enterprise', price: 0, multiplier: 50 }],
   },
+};
+
+/**
+ * Model names other APIs' clients send by default, as svc models (`compat.modelAliases`). Claude Code asks
+ * for `claude-<family>-<version>` ids that change with each release, so the families are patterns; the
+ * most specific pattern wins (exact names first, then the one with the most literal characters). The
+ * embeddings classes of LangChain and LlamaIndex ask for `text-embedding-ada-002` unless told otherwise:
+ * that is the embedding model `svc-embed`, when the operator configures one by that id (none by default).
+ */
+export const defaultModelAliases = {
+  'claude-*opus*': 'svc-2.1-pro',
+  'claude-*sonnet*': 'svc-2.1',
+  'claude-*haiku*': 'svc-2.1-fast',
+  'claude-*': 'svc-2.1',
+  'text-embedding-*': 'svc-embed',
 };

@@ -3,13 +3,15 @@
  * anything invalid fails with a message naming the key. Everything else receives the typed `Config`.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { defaultModels, defaultPlans } from './catalogue.ts';
+import { defaultModelAliases, defaultModels, defaultPlans } from './catalogue.ts';
 import { ConfigError } from './config-error.ts';
 import { mergeDeep } from './merge.ts';
 import { isCurrencyCode, minorToMicros, parseMinor, parseMicros, type Micros } from './money.ts';
+import { MetricsModel, resolveMetrics, type MetricsSettings } from './metrics.ts';
 import { resolvePayments, PaymentsModel, type Payments } from './payments.ts';
 
 export { ConfigError };
@@ -45,15 +47,30 @@ const DeploymentModel = z.strictObject({
   model: z.string().min(1),
 });
 
-const ProductModelModel = z.strictObject({
-  tier: ModelClassModel,
-  inputPrice: MicrosModel,
-  outputPrice: MicrosModel,
-  intendedUse: z.string().default(''),
-  maxOutputTokens: z.number().int().positive().default(8192),
-  routesTo: z.string().optional(),
-  deployments: z.array(DeploymentModel).default([]),
-});
+const ProductModelModel = z
+  .strictObject({
+    /** What people read (`svc models`, the pricing page); unset = the id. */
+    name: z.string().min(1).optional(),
+    /**
+     * `embedding`: the model makes embeddings and answers `POST /v1/embeddings` only (its upstream's
+     * `/embeddings`). Unset: a chat model — or the product its executor makes (svc-img, svc-tts, …).
+     */
+    kind: z.enum(['chat', 'embedding']).optional(),
+    tier: ModelClassModel,
+    inputPrice: MicrosModel,
+    /** Required, except for an embedding model (which produces no tokens: 0). */
+    outputPrice: MicrosModel.optional(),
+    intendedUse: z.string().default(''),
+    maxOutputTokens: z.number().int().positive().default(8192),
+    /** The context window the model's upstream serves, in tokens (prompt + output): `context_length` in /v1/models. */
+    contextLength: z.number().int().positive().default(131_072),
+    routesTo: z.string().optional(),
+    deployments: z.array(DeploymentModel).default([]),
+  })
+  .superRefine((model, ctx) => {
+    if (model.outputPrice === undefined && model.kind !== 'embedding') ctx.addIssue({ code: 'custom', path: ['outputPrice'], message: 'required (only an embedding model may leave it out)' });
+  })
+  .transform((model) => ({ ...model, outputPrice: model.outputPrice ?? 0 }));
 
 /**
  * Which request fields svc does not validate itself (`top_k`, `store`, `metadata`, …) reach an upstream:
@@ -107,6 +124,15 @@ const CorsOriginModel = z.string().refine((value) => {
   }
 }, 'expected "*" or an origin such as https://app.example.com (no path, no trailing slash)');
 
+/** An origin exactly as a browser sends it, never `*`: it is trusted with the member's cookie. */
+const WebOriginModel = z.string().refine((value) => {
+  try {
+    return new URL(value).origin === value;
+  } catch {
+    return false;
+  }
+}, 'expected an origin such as https://app.example.com (no path, no trailing slash, no "*")');
+
 const WindowPoolsModel = z.strictObject({ day: MicrosModel, week: MicrosModel, month: MicrosModel });
 
 const PlanModel = z.strictObject({
@@ -157,6 +183,17 @@ const AuthModel = z.strictObject({
       devicePollPerMinutePerIp: z.number().int().positive().default(120),
     })
     .prefault({}),
+  /** OAuth for MCP clients (authorization code + PKCE, dynamic registration): tokens that work only on /v1/mcp. */
+  oauth: z
+    .strictObject({
+      /** Lifetime of an MCP access token; clients refresh it with their refresh token. */
+      accessTokenSeconds: z.number().int().min(60).max(86_400).default(3600),
+      /** Lifetime of a refresh token; each refresh rotates it (a new one, valid this long again). */
+      refreshTokenDays: z.number().positive().max(365).default(30),
+      /** Dynamic client registrations (POST /oauth/register) per IP per hour. */
+      registrationsPerHourPerIp: z.number().int().positive().default(20),
+    })
+    .prefault({}),
 });
 
 const MailModel = z.strictObject({
@@ -186,6 +223,14 @@ const OidcModel = z.strictObject({
 });
 
 const HttpUrlModel = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' });
+
+/** A host name or IP literal: `docs.example.com`, `10.0.0.5`, `fd00::5` or `[fd00::5]` (no scheme, port or path). */
+const HostModel = z
+  .string()
+  .refine(
+    (value) => isIP(value.replace(/^\[(.*)\]$/, '$1')) !== 0 || /^([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.?)+$/.test(value),
+    'expected a host name or IP literal such as docs.example.com or 10.0.0.5 (no scheme, port or path)',
+  );
 
 /** Hosted search (DESIGN §8.3): which provider answers `web_search`, and how. */
 export const SearchProviderNameModel = z.enum(['embedded', 'searxng', 'brave', 'tavily']);
@@ -220,6 +265,18 @@ const SearchModel = z
         searchDepth: z.enum(['basic', 'advanced']).default('basic'),
         /** Ask Tavily for its generated short answer (the `answer` field of svc.search.v1). */
         includeAnswer: z.boolean().default(false),
+      })
+      .prefault({}),
+    /** `svc search ingest` fetching URLs: https only, and never this machine's or its network's addresses. */
+    ingest: z
+      .strictObject({
+        /** Hosts fetched over plain http (exact names or IP literals); every other URL must be https. */
+        allowHttpHosts: z.array(HostModel).default([]),
+        /**
+         * Hosts that may resolve to loopback, private, link-local or CGNAT addresses: an intranet wiki, a test
+         * server. Cloud metadata, multicast and reserved addresses are refused whatever this says.
+         */
+        allowPrivateHosts: z.array(HostModel).default([]),
       })
       .prefault({}),
   })
@@ -271,6 +328,19 @@ const MediaModel = z.strictObject({
     .prefault({}),
 });
 
+/**
+ * With no upstream configured at all and outside production, svc looks for a model server on this machine
+ * at start (Ollama, LM Studio, vLLM, llama.cpp on their usual ports) and uses the first that answers.
+ */
+const UpstreamDiscoveryModel = z.strictObject({
+  /** Unset: on outside production, off in production. */
+  enabled: z.boolean().optional(),
+  /** Tried on 127.0.0.1 in this order (GET /v1/models); svc's own port is skipped. */
+  ports: z.array(z.number().int().min(1).max(65_535)).default([11434, 1234, 8000, 8080]),
+  /** How long each port may take to answer. */
+  timeoutMs: z.number().int().positive().max(10_000).default(500),
+});
+
 const FileConfigModel = z.strictObject({
   server: z
     .strictObject({
@@ -280,6 +350,11 @@ const FileConfigModel = z.strictObject({
       webUrl: z.url().optional(),
       bodyLimitBytes: z.number().int().positive().default(1024 * 1024),
       trustedProxies: z.array(z.string()).default([]),
+      /**
+       * Other origins of this service's own web app (besides baseUrl and webUrl) that may call /graphql with
+       * the member's cookie: credentialed CORS and the cookie Origin check accept exactly these.
+       */
+      corsOrigins: z.array(WebOriginModel).default([]),
       /** Open connections in total and per client address (trusted proxies exempt); more get a 503 at once. */
       maxConnections: z.number().int().positive().default(10_000),
       maxConnectionsPerIp: z.number().int().positive().default(256),
@@ -312,9 +387,19 @@ const FileConfigModel = z.strictObject({
   promotion: z.strictObject({ fast: DiscountModel, premium: DiscountModel }).prefault({ fast: 0.7, premium: 0.75 }),
   models: z.record(z.string().regex(/^[a-z0-9][a-z0-9.-]*$/), ProductModelModel).prefault(defaultModels),
   upstreams: z.record(z.string(), UpstreamModel).default({}),
+  upstreamDiscovery: UpstreamDiscoveryModel.prefault({}),
   plans: z.strictObject({ free: PlanModel, pro: PlanModel, max: PlanModel, enterprise: PlanModel.prefault(defaultPlans.enterprise) }).prefault(defaultPlans),
-  /** Enterprise organisations (DESIGN §8.1): the package a new organisation starts on. */
-  enterprise: z.strictObject({ defaultPackage: z.string().regex(/^[a-z0-9_]+$/).default('enterprise') }).prefault({}),
+  /**
+   * Enterprise organisations (DESIGN §8.1). `defaultPackage`: what staff approve an enterprise application
+   * onto when they name no package (a commercial organisation always starts on Free).
+   * `maxOwnedOrganisations`: how many organisations one account may own.
+   */
+  enterprise: z
+    .strictObject({
+      defaultPackage: z.string().regex(/^[a-z0-9_]+$/).default('enterprise'),
+      maxOwnedOrganisations: z.number().int().min(1).max(1000).default(3),
+    })
+    .prefault({}),
   auth: AuthModel.prefault({}),
   mail: MailModel.prefault({}),
   /** Generic OpenID Connect sign-in (authorization code + PKCE); unset = off. */
@@ -323,12 +408,25 @@ const FileConfigModel = z.strictObject({
     .strictObject({
       /** Timeout of the quick-start upstream (SVC_UPSTREAM_URL): connect, first byte and gap between chunks. */
       upstreamTimeoutMs: z.number().int().positive().default(60_000),
+      /** While staff watch the admin app, each upstream is asked (GET …/models) this often whether it answers. */
+      upstreamCheckSeconds: z.number().positive().max(3600).default(30),
       /** Most sockets per upstream origin; 0 = no cap (each open stream holds one socket). */
       connectionsPerUpstream: z.number().int().min(0).default(0),
+      /**
+       * Advanced, for measuring svc's own HTTP code against the libraries it replaces (test/bench, issue 47):
+       * `lane` serves plain chat and Messages requests ahead of Fastify (http/chat-lane.ts), `fastify` leaves
+       * them to Fastify's routes. `pool` sends chat calls through svc's own HTTP/1.1 client
+       * (model/http1-pool.ts), `undici` through undici's Pool for the origin, as media calls go.
+       */
+      httpLayer: z.enum(['lane', 'fastify']).default('lane'),
+      upstreamClient: z.enum(['pool', 'undici']).default('pool'),
       /** A reservation older than this is settled or released by the sweeper (crash recovery). */
       reservationTtlSeconds: z.number().int().positive().max(86_400).default(1800),
-      /** How often a running stream records what it has produced, so a crash bills that (± one interval). */
-      checkpointSeconds: z.number().positive().max(300).default(5),
+      /**
+       * How often a running stream records what it has delivered (it also does at its first token), so a
+       * crash bills that less at most one interval. At most a second (SECURITY "Quota and ledger").
+       */
+      checkpointSeconds: z.number().positive().max(1, 'a stream must checkpoint at least every second').default(1),
       /** How often each instance sweeps expired reservations. */
       sweepIntervalSeconds: z.number().positive().default(15),
       /**
@@ -349,8 +447,16 @@ const FileConfigModel = z.strictObject({
         })
         .prefault({}),
       maxMessages: z.number().int().positive().default(256),
-      /** Tools with `stream: true`: `reject` (400, the spec) or `emulate` (a non-streaming upstream call replayed as SSE). */
-      toolsWithStream: z.enum(['reject', 'emulate']).default('reject'),
+      /**
+       * Tools with `stream: true`: `emulate` (a non-streaming upstream call, as the spec wants tools, replayed
+       * as SSE: the agents and SDKs that stream every turn work) or `reject` (400 tools_require_non_streaming).
+       */
+      toolsWithStream: z.enum(['reject', 'emulate']).default('emulate'),
+      /**
+       * An output cap (`max_tokens`, `max_output_tokens`) above the model's `maxOutputTokens`, on every text API:
+       * `clamp` lowers it to the model's cap (and `x-svc-max-tokens` says so), `reject` answers 400.
+       */
+      maxTokens: z.enum(['clamp', 'reject']).default('clamp'),
       /** Request fields svc does not own, for every upstream without its own `forwardFields`. */
       forwardFields: ForwardFieldsModel.prefault({}),
       /** Browsers on these origins may call /v1 with a bearer key (never cookies); [] = no CORS. */
@@ -365,6 +471,17 @@ const FileConfigModel = z.strictObject({
     })
     .prefault({}),
   media: MediaModel.prefault({}),
+  /** What other APIs' clients need to work unchanged (`/v1/messages` for Claude Code). */
+  compat: z
+    .strictObject({
+      /**
+       * Model names (or `*` patterns) that stand for an svc model, on every model-taking endpoint: e.g. the
+       * `claude-*` ids Claude Code sends. An exact name wins over patterns, a longer pattern over a shorter.
+       * Unset: `defaultModelAliases`, less those whose model is not configured.
+       */
+      modelAliases: z.record(z.string().regex(/^[A-Za-z0-9*][A-Za-z0-9.:_@/*-]*$/, 'expected a model name or a pattern with *'), z.string().min(1)).optional(),
+    })
+    .prefault({}),
   rateLimits: z
     .strictObject({
       ipPerMinute: z.number().int().positive().default(600),
@@ -376,11 +493,47 @@ const FileConfigModel = z.strictObject({
     .prefault({}),
   search: SearchModel.prefault({}),
   payments: PaymentsModel.prefault({}),
+  /**
+   * Prepaid credit (issue 51): what the Credits page offers to buy, in whole units of `currency`, and the
+   * bounds of a custom amount.
+   */
+  credits: z
+    .strictObject({
+      topUpAmounts: z.array(z.number().int().positive()).default([5, 10, 20, 50]),
+      minTopUp: z.number().int().positive().default(1),
+      maxTopUp: z.number().int().positive().default(1000),
+    })
+    .prefault({}),
+  graphql: z
+    .strictObject({
+      /** "Did you mean …?" in GraphQL errors: off, since they spell out the schema to anyone guessing. */
+      suggestions: z.boolean().default(false),
+    })
+    .prefault({}),
+  metrics: MetricsModel.prefault({}),
+  /**
+   * Spend alerts (thresholds on pools, email, in-app notices, signed webhooks). `defaultThresholds`: the
+   * percentages every meter alerts at until its account chooses others. Webhooks: each delivery waits
+   * `timeoutSeconds` for an answer; a failed one is retried after `backoffSeconds` × 2^(attempt − 1), for up
+   * to `retryHours`; each instance looks for due deliveries every `pollSeconds` (and at once after it queued one).
+   */
+  alerts: z
+    .strictObject({
+      defaultThresholds: z.array(z.number().int().min(1).max(100)).max(5).default([80, 100]),
+      pollSeconds: z.number().positive().max(300).default(5),
+      webhook: z
+        .strictObject({
+          timeoutSeconds: z.number().positive().max(60).default(10),
+          backoffSeconds: z.number().positive().max(3600).default(30),
+          retryHours: z.number().positive().max(168).default(24),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
 });
 
 export type FileConfig = z.infer<typeof FileConfigModel>;
 export type ProductModelConfig = z.infer<typeof ProductModelModel>;
-export type PlanConfig = z.infer<typeof PlanModel>;
 export type PlanId = keyof FileConfig['plans'];
 export type SearchConfig = FileConfig['search'];
 
@@ -388,16 +541,30 @@ export type MediaStorageConfig =
   | (Extract<z.infer<typeof MediaStorageModel>, { kind: 'local' }> & { dir: string })
   | Extract<z.infer<typeof MediaStorageModel>, { kind: 's3' }>;
 
-export type Config = Omit<FileConfig, 'payments'> & {
+export type Config = Omit<FileConfig, 'payments' | 'metrics' | 'compat' | 'upstreamDiscovery'> & {
+  compat: { modelAliases: Record<string, string> };
+  upstreamDiscovery: FileConfig['upstreamDiscovery'] & { enabled: boolean };
   /** Payment providers with their secrets resolved; a provider missing a key is off, with the reason. */
   payments: Payments;
+  /** Who may read /metrics, the token resolved. */
+  metrics: MetricsSettings;
   server: FileConfig['server'] & { baseUrl: string; webUrl: string };
   media: FileConfig['media'] & { storage: MediaStorageConfig };
-  /** Quick-start route for every model without its own deployment (`SVC_UPSTREAM_URL`). */
-  defaultUpstream: { baseUrl: string; apiKey: string | undefined } | null;
+  /** Quick-start route for every model without its own deployment (`SVC_UPSTREAM_URL`, or found at start). */
+  defaultUpstream: DefaultUpstream | null;
   /** Secrets referenced from the YAML by environment variable name, resolved once here. */
   secrets: Record<string, string | undefined>;
 };
+
+/** The quick-start upstream: every product model without deployments of its own goes there. */
+export interface DefaultUpstream {
+  baseUrl: string;
+  apiKey: string | undefined;
+  /** Upstream model names that differ from the product id, by product id (`SVC_UPSTREAM_MODEL`, or what discovery chose). */
+  modelNames: Record<string, string>;
+  /** `env`: SVC_UPSTREAM_URL; `discovered`: a local model server found at start (upstream-discovery.ts). */
+  source: 'env' | 'discovered';
+}
 
 export type Env = Record<string, string | undefined>;
 
@@ -435,11 +602,14 @@ export function parseConfig(input: unknown, env: Env = {}): Config {
   checkReferences(config);
   const payments = resolvePayments(config.payments, env, config.server.production);
   const port = config.server.port;
+  const metrics = resolveMetrics(config.metrics, env, port);
   const baseUrl = stripSlash(config.server.baseUrl ?? `http://localhost:${port}`);
   const upstreamUrl = env.SVC_UPSTREAM_URL;
   if (upstreamUrl !== undefined && !z.url().safeParse(upstreamUrl).success) {
     throw new ConfigError(`invalid config at SVC_UPSTREAM_URL: expected a URL, got ${JSON.stringify(upstreamUrl)}`);
   }
+  const upstreamModel = env.SVC_UPSTREAM_MODEL?.trim() || undefined;
+  if (upstreamModel !== undefined && !upstreamUrl) throw new ConfigError('invalid config at SVC_UPSTREAM_MODEL: set SVC_UPSTREAM_URL too (the server that serves this model)');
   const secrets: Record<string, string | undefined> = {};
   for (const upstream of Object.values(config.upstreams)) {
     if (upstream.apiKeyEnv) secrets[upstream.apiKeyEnv] = env[upstream.apiKeyEnv];
@@ -465,12 +635,23 @@ export function parseConfig(input: unknown, env: Env = {}): Config {
   return {
     ...config,
     payments,
+    metrics,
     server: { ...config.server, baseUrl, webUrl: stripSlash(config.server.webUrl ?? baseUrl) },
     media: {
       ...config.media,
       storage: storage.kind === 'local' ? { ...storage, dir: storage.dir ?? join(config.database.dataDir, 'media') } : storage,
     },
-    defaultUpstream: upstreamUrl ? { baseUrl: stripSlash(upstreamUrl), apiKey: env.SVC_UPSTREAM_API_KEY } : null,
+    compat: { modelAliases: config.compat.modelAliases ?? Object.fromEntries(Object.entries(defaultModelAliases).filter(([, model]) => config.models[model])) },
+    upstreamDiscovery: { ...config.upstreamDiscovery, enabled: config.upstreamDiscovery.enabled ?? !config.server.production },
+    defaultUpstream: upstreamUrl
+      ? {
+          baseUrl: stripSlash(upstreamUrl),
+          apiKey: env.SVC_UPSTREAM_API_KEY,
+          // One chat model's name: an embedding model keeps its own id (a chat model cannot make embeddings).
+          modelNames: upstreamModel ? Object.fromEntries(chatModelIds(config).map((id) => [id, upstreamModel])) : {},
+          source: 'env',
+        }
+      : null,
     secrets,
   };
 }
@@ -519,9 +700,16 @@ function checkReferences(config: FileConfig): void {
   if (!Object.values(config.plans).some((plan) => plan.packages.some((pkg) => pkg.id === config.enterprise.defaultPackage))) {
     throw new ConfigError(`invalid config at enterprise.defaultPackage: unknown package ${config.enterprise.defaultPackage}`);
   }
+  for (const [alias, target] of Object.entries(config.compat.modelAliases ?? {})) {
+    if (!config.models[target]) throw new ConfigError(`invalid config at compat.modelAliases.${alias}: unknown model ${target}`);
+    if (config.models[alias]) throw new ConfigError(`invalid config at compat.modelAliases.${alias}: ${alias} is an svc model already`);
+  }
   for (const [id, model] of Object.entries(config.models)) {
     if (model.routesTo !== undefined && !config.models[model.routesTo]) {
       throw new ConfigError(`invalid config at models.${id}.routesTo: unknown model ${model.routesTo}`);
+    }
+    if (model.routesTo !== undefined && (model.kind === 'embedding') !== (config.models[model.routesTo]!.kind === 'embedding')) {
+      throw new ConfigError(`invalid config at models.${id}.routesTo: ${model.routesTo} makes ${model.kind === 'embedding' ? 'text, not embeddings' : 'embeddings, not text'}`);
     }
     model.deployments.forEach((deployment, index) => {
       if (!config.upstreams[deployment.upstream]) {
@@ -529,6 +717,16 @@ function checkReferences(config: FileConfig): void {
       }
     });
   }
+}
+
+/** The ids of the models that are not embedding models (`kind: embedding`). */
+export function chatModelIds(config: Pick<FileConfig, 'models'>): string[] {
+  return Object.keys(config.models).filter((id) => config.models[id]!.kind !== 'embedding');
+}
+
+/** The ids of the embedding models (`kind: embedding`): none unless the operator configures one. */
+export function embeddingModelIds(config: Pick<FileConfig, 'models'>): string[] {
+  return Object.keys(config.models).filter((id) => config.models[id]!.kind === 'embedding');
 }
 
 function toInt(value: string, key: string): number {

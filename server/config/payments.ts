@@ -13,7 +13,7 @@ type Env = Record<string, string | undefined>;
 
 const secretMessage = 'expected a reference env:NAME or file:PATH (secrets are never written in the config file)';
 /** A secret: only by reference. */
-const SecretRefModel = z.string().regex(/^(env|file):\S+$/, secretMessage);
+export const SecretRefModel = z.string().regex(/^(env|file):\S+$/, secretMessage);
 /** Public key material: written inline (PEM or bare base64) or by reference. */
 const KeyTextModel = z.string().min(1);
 
@@ -62,6 +62,10 @@ export const PaymentsModel = z.strictObject({
     .prefault({}),
   /** Orders left unpaid this long expire (after the provider is asked once more). Stripe needs ≥ 30 min. */
   orderTtlMinutes: z.number().int().min(30).max(24 * 60).default(120),
+  /** Notices that fail verification (their digest, headers and first KiB) are deleted after this many days. */
+  unverifiedRetentionDays: z.number().int().min(1).max(3650).default(7),
+  /** Unverified notices stored per provider per minute, across instances; more are answered but not stored. */
+  unverifiedPerMinute: z.number().int().positive().max(100_000).default(60),
 });
 
 export type PaymentsFileConfig = z.infer<typeof PaymentsModel>;
@@ -99,6 +103,8 @@ export interface Payments {
   stripe: ProviderSetting<StripeSettings>;
   sandbox: ProviderSetting<Record<string, never>>;
   orderTtlMinutes: number;
+  unverifiedRetentionDays: number;
+  unverifiedPerMinute: number;
 }
 
 /** Thrown inside resolution when a key is missing or unreadable; becomes the provider's `reason`. */
@@ -161,7 +167,15 @@ export function resolvePayments(input: PaymentsFileConfig, env: Env, production:
             ? 'payments.sandbox.enabled is false'
             : 'a real payment provider is configured (set payments.sandbox.enabled: true to keep the sandbox)',
       };
-  return { alipay, wechat, stripe, sandbox, orderTtlMinutes: input.orderTtlMinutes };
+  return {
+    alipay,
+    wechat,
+    stripe,
+    sandbox,
+    orderTtlMinutes: input.orderTtlMinutes,
+    unverifiedRetentionDays: input.unverifiedRetentionDays,
+    unverifiedPerMinute: input.unverifiedPerMinute,
+  };
 }
 
 function section<I, T>(key: string, input: I | undefined, build: (input: I) => T): ProviderSetting<T> {
@@ -175,7 +189,7 @@ function section<I, T>(key: string, input: I | undefined, build: (input: I) => T
 }
 
 /** `env:NAME` → the variable, `file:PATH` → the file's text, anything else is the value itself. */
-function readReference(key: string, value: string, env: Env): string {
+export function readReference(key: string, value: string, env: Env): string {
   if (value.startsWith('env:')) {
     const name = value.slice(4);
     const text = env[name];

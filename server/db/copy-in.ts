@@ -2,7 +2,7 @@
  * `copy … from stdin` on one of pg's connections, with `data` as one CopyData message. pg reads the replies
  * but feeds no data itself (a plain query answers the backend's CopyInResponse with CopyFail); this is the
  * part of pg-copy-streams svc needs, without its streams. PostgreSQL takes rows by COPY for about two thirds
- * of the CPU an `insert … select` of the same rows costs it (test/bench/RESULTS.md, sixteenth pass).
+ * of the CPU an `insert … select` of the same rows costs it, and the ledger is written on every settlement round.
  */
 
 /** What of pg's connection the copy uses: its socket. */

@@ -9,6 +9,12 @@ import { join } from 'node:path';
 
 export class DatabaseInUseError extends Error {
   override name = 'DatabaseInUseError';
+  /** The process holding the data directory. */
+  readonly holder: number;
+  constructor(message: string, holder: number) {
+    super(message);
+    this.holder = holder;
+  }
 }
 
 /** Takes the lock on `dataDir`; the returned function releases it. */
@@ -25,6 +31,7 @@ export function lockDataDir(dataDir: string): () => void {
       if (holder > 0 && holder !== process.pid && alive(holder)) {
         throw new DatabaseInUseError(
           `the embedded database in ${dataDir} is in use by process ${holder} (a running svc?): stop it first, or set DATABASE_URL to use PostgreSQL`,
+          holder,
         );
       }
       rmSync(path, { force: true });

@@ -47,11 +47,6 @@ type TemplateValues<En extends string> = [Placeholders<En>] extends [never] ? []
 
 const placeholderPattern = /\{([A-Za-z][A-Za-z0-9_]*)\}/g;
 
-/** The placeholder names in a template, sorted (for checks and tests). */
-export function placeholdersOf(template: string): string[] {
-  return [...new Set(Array.from(template.matchAll(placeholderPattern), (match) => match[1]!))].sort();
-}
-
 /**
  * An error message in English and Chinese from one pair of templates with the same `{name}` placeholders,
  * filled with the same values — so the Chinese text can never drop an amount, a limit or an id the English
@@ -75,7 +70,7 @@ export function bilingual<const En extends string, const Zh extends string>(en: 
 
 /**
  * The error every domain throws for an expected failure. Transports map it in exactly one place each
- * (REST: `http/envelope.ts`; GraphQL: `graphql/builder.ts`). The message is the code's default sentence,
+ * (REST: `http/envelope.ts`; GraphQL: `graphql-core/builder.ts`). The message is the code's default sentence,
  * a plain English string (its Chinese is then the code's default), or a `bilingual(…)` pair.
  */
 export class AppError extends Error {

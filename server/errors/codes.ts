@@ -123,8 +123,48 @@ export const errorCodes = {
     type: 'invalid_request_error',
     stage: 'auth',
     actions: ['sign_in'],
-    message: 'The device code is unknown or has already been used.',
-    messageZh: '设备码无效或已被使用。',
+    message: 'The code or token is unknown, has expired, or has already been used.',
+    messageZh: '代码或令牌无效、已过期或已被使用。',
+  }),
+  invalid_client: code({
+    status: 401,
+    type: 'authentication_error',
+    stage: 'auth',
+    actions: ['fix_request'],
+    message: 'The OAuth client is unknown or not the one this grant was issued to; register the client again.',
+    messageZh: 'OAuth 客户端不存在，或不是此授权所属的客户端，请重新注册客户端。',
+  }),
+  invalid_target: code({
+    status: 400,
+    type: 'invalid_request_error',
+    stage: 'validation',
+    actions: ['fix_request'],
+    message: 'The resource named in the OAuth request is not one this server issues tokens for.',
+    messageZh: 'OAuth 请求中指定的 resource 不是本服务器签发令牌的资源。',
+  }),
+  invalid_redirect_uri: code({
+    status: 400,
+    type: 'invalid_request_error',
+    stage: 'validation',
+    actions: ['fix_request'],
+    message: 'A redirect URI must be https, or http on a loopback address.',
+    messageZh: '重定向 URI 必须使用 https，或是回环地址上的 http。',
+  }),
+  invalid_client_metadata: code({
+    status: 400,
+    type: 'invalid_request_error',
+    stage: 'validation',
+    actions: ['fix_request'],
+    message: 'The client registration metadata is invalid.',
+    messageZh: '客户端注册信息无效。',
+  }),
+  unsupported_grant_type: code({
+    status: 400,
+    type: 'invalid_request_error',
+    stage: 'validation',
+    actions: ['fix_request'],
+    message: 'This grant type is not supported by the token endpoint.',
+    messageZh: '令牌端点不支持此授权类型。',
   }),
   forbidden: code({
     status: 403,
@@ -279,6 +319,15 @@ export const errorCodes = {
     message: 'The model server is unavailable; your quota for this turn was refunded.',
     messageZh: '模型服务暂时不可用，本次请求占用的额度已退还。',
   }),
+  upstream_not_configured: code({
+    // Not transient: retrying cannot help until the operator configures a model server.
+    status: 503,
+    type: 'api_error',
+    stage: 'routing',
+    actions: [],
+    message: 'No model server is configured for this model: the operator must set SVC_UPSTREAM_URL, or models.<id>.deployments in the config file. Nothing was billed.',
+    messageZh: '此模型尚未配置模型服务器：需由运维人员设置 SVC_UPSTREAM_URL，或在配置文件中设置 models.<id>.deployments。本次未计费。',
+  }),
   upstream_timeout: code({
     status: 504,
     type: 'api_error',
@@ -294,6 +343,47 @@ export const errorCodes = {
     actions: ['retry_later'],
     message: 'The service is temporarily unavailable.',
     messageZh: '服务暂时不可用，请稍后重试。',
+  }),
+  mail_not_configured: code({
+    // Not transient: no code can be delivered until the operator configures a mail server.
+    status: 503,
+    type: 'api_error',
+    stage: 'internal',
+    actions: [],
+    message: 'This server cannot send email (no mail server is configured), so sign-up and sign-in codes cannot be delivered. Sign in with a password, or ask the operator to set mail.smtp.',
+    messageZh: '本服务器无法发送邮件（未配置邮件服务器），因此无法发送注册和登录验证码。请使用密码登录，或请运维人员设置 mail.smtp。',
+  }),
+  key_expired: code({
+    status: 401,
+    type: 'authentication_error',
+    stage: 'auth',
+    actions: [],
+    message: "This API key has passed its expiry date; create a new key or extend the key's expiry.",
+    messageZh: '该 API 密钥已超过其有效期；请创建新密钥或延长该密钥的有效期。',
+  }),
+  key_budget_exceeded: code({
+    status: 402,
+    type: 'insufficient_quota',
+    stage: 'quota',
+    actions: ['wait'],
+    message: "This API key's spend cap is reached; it resets with its window, or the key's owner can raise it.",
+    messageZh: '该 API 密钥的消费上限已达到；上限会随周期重置，也可由密钥所有者调高。',
+  }),
+  key_rate_limited: code({
+    status: 429,
+    type: 'rate_limit_error',
+    stage: 'rate_limit',
+    actions: ['wait'],
+    message: "This API key's requests-per-minute cap is reached; retry after the time given in Retry-After.",
+    messageZh: '该 API 密钥的每分钟请求数上限已达到；请在 Retry-After 指定的时间后重试。',
+  }),
+  key_model_not_allowed: code({
+    status: 403,
+    type: 'permission_error',
+    stage: 'routing',
+    actions: ['switch_model'],
+    message: "This API key may not call this model (it is outside the key's model allow-list).",
+    messageZh: '该 API 密钥不能调用此模型（不在密钥的模型允许列表内）。',
   }),
   ip_not_allowed: code({
     status: 403,
@@ -311,6 +401,14 @@ export const errorCodes = {
     message: 'This conflicts with something that already exists.',
     messageZh: '与已有的内容冲突。',
   }),
+  organisation_limit_reached: code({
+    status: 409,
+    type: 'invalid_request_error',
+    stage: 'validation',
+    actions: [],
+    message: 'This account already owns as many organisations as one account may.',
+    messageZh: '该账户拥有的组织数量已达上限。',
+  }),
   internal_error: code({
     status: 500,
     type: 'api_error',
@@ -322,7 +420,3 @@ export const errorCodes = {
 } satisfies Record<string, ErrorCodeInfo>;
 
 export type ErrorCode = keyof typeof errorCodes;
-
-export function isErrorCode(value: string): value is ErrorCode {
-  return Object.hasOwn(errorCodes, value);
-}

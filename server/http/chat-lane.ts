@@ -12,6 +12,10 @@
  * a trailing slash, a chunked or empty body, another content type or method, a closing server) is
  * Fastify's, answered as before. `test/integration/gateway/http-layer.test.ts` holds the two to one
  * behaviour.
+ *
+ * Other metered paths with the same traffic take the lane too (`routes`): `POST /v1/messages`, which
+ * Claude Code sends with a query string (`?beta=true`, which means nothing to svc) and whose errors are
+ * Anthropic-shaped, and `POST /v1/responses` (Codex, the Responses clients).
  */
 import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyBaseLogger } from 'fastify';
@@ -19,14 +23,26 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { HttpReply, HttpRequest } from '../metering/executor.ts';
 import { parseJson } from './body.ts';
 import type { Cors } from './cors.ts';
-import { errorResponse, logFailure, toAppError } from './envelope.ts';
+import { errorResponse, logFailure, toAppError, type ErrorShape } from './envelope.ts';
 import type { HttpMetrics } from './metrics.ts';
-import { requestIdFrom } from './request-id.ts';
+import { requestIdFrom } from '../infra/request-id.ts';
 import { requestLine } from './request-log.ts';
+
+/** A path the lane serves besides the chat path. */
+export interface LaneRoute {
+  path: string;
+  handler(request: HttpRequest, reply: HttpReply): Promise<void>;
+  /** The API whose error body its failures get. */
+  errorShape: ErrorShape;
+  /** Also with a query string (ignored). */
+  query: boolean;
+}
 
 export interface ChatLaneOptions {
   path: string;
   handler(request: HttpRequest, reply: HttpReply): Promise<void>;
+  /** Further paths, after the chat path. */
+  routes?: LaneRoute[];
   bodyLimit: number;
   cors: Cors | null;
   trustedProxies: readonly string[];
@@ -54,10 +70,14 @@ export function chatLaneServer(fastify: Handler, options: ChatLaneOptions, timeo
 
 /** Serves `req` and returns true when it is the lane's plain case; false leaves it untouched. */
 function chatLane(options: ChatLaneOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const { path, handler, bodyLimit, cors, log, writeLine, metrics } = options;
+  const { bodyLimit, cors, log, writeLine, metrics } = options;
   const trusted = options.trustedProxies.length > 0 ? proxyAddr.compile([...options.trustedProxies]) : null;
+  const routes: LaneRoute[] = [{ path: options.path, handler: options.handler, errorShape: 'svc', query: false }, ...(options.routes ?? [])];
   return (req, res) => {
-    if (req.method !== 'POST' || req.url !== path) return false;
+    if (req.method !== 'POST') return false;
+    const route = routeOf(routes, req.url);
+    if (route === null) return false;
+    const { path, handler, errorShape } = route;
     const { headers } = req;
     const length = Number(headers['content-length']);
     if (!(length > 0 && length <= bodyLimit) || headers['transfer-encoding'] !== undefined || !isJson(headers['content-type'])) return false;
@@ -70,8 +90,8 @@ function chatLane(options: ChatLaneOptions): (req: IncomingMessage, res: ServerR
     if (cors !== null && origin !== undefined) cors.apply(res, origin);
     // 'prefinish' (the reply handed to the socket), not 'finish': Node keeps its own 'finish' listener on every
     // response, and a second one makes a two-element listener array. Once V8 pretenures the site that makes
-    // those arrays, each request's array is born old and drags the request through scavenges (RESULTS.md,
-    // twenty-third pass). `on`, not `once`: each fires once, and `once` allocates a wrapper per request.
+    // those arrays, each request's array is born old and drags the request through scavenges (docs/performance.md,
+    // "Memory"). `on`, not `once`: each fires once, and `once` allocates a wrapper per request.
     res.on('prefinish', () => {
       const ms = performance.now() - started;
       metrics.observe('POST', path, res.statusCode, ms / 1000);
@@ -91,7 +111,7 @@ function chatLane(options: ChatLaneOptions): (req: IncomingMessage, res: ServerR
         }
         const appError = toAppError(error);
         logFailure(request.log, error, appError);
-        const envelope = errorResponse(appError, id, performance.now() - started);
+        const envelope = errorResponse(appError, id, performance.now() - started, errorShape);
         reply.commit();
         res.writeHead(envelope.status, envelope.headers).end(envelope.body);
       };
@@ -108,6 +128,16 @@ function chatLane(options: ChatLaneOptions): (req: IncomingMessage, res: ServerR
     });
     return true;
   };
+}
+
+/** The route for `url`: its exact path, or (where the route allows one) its path and a query string. */
+function routeOf(routes: LaneRoute[], url: string | undefined): LaneRoute | null {
+  if (url === undefined) return null;
+  for (const route of routes) {
+    const { path } = route;
+    if (url === path || (route.query && url.startsWith(path) && url.charCodeAt(path.length) === 63 /* ? */)) return route;
+  }
+  return null;
 }
 
 /** `application/json`, with or without parameters; other spellings are left to Fastify's parser. */

@@ -1,5 +1,5 @@
 /**
- * CORS for `/v1`: a web app on another origin may call the API with a bearer key in `Authorization`.
+ * CORS. `/v1`: a web app on another origin may call the API with a bearer key in `Authorization`.
  * `/v1` never reads cookies, so no `access-control-allow-credentials` is ever sent: a browser cannot be
  * made to spend its user's session there. Origins come from `gateway.cors.origins` (`*` by default).
  *
@@ -8,8 +8,10 @@
  * that writes its own head. A preflight is answered by its own route, never by the pipeline.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { CORSOptions } from 'graphql-yoga';
 import type { ServerResponse } from 'node:http';
 import type { Config } from '../config/config.ts';
+import { webOrigins } from './web-session.ts';
 
 /** What a browser script may read of our replies: request ids, error code and stage, retry and rate-limit advice. */
 const exposedHeaders = [
@@ -26,6 +28,11 @@ const exposedHeaders = [
   'x-ratelimit-limit-requests',
   'x-ratelimit-remaining-requests',
   'x-ratelimit-reset-requests',
+  // The Anthropic Messages API's: its request id, and what svc changed or ignored in a request.
+  'request-id',
+  'x-svc-thinking',
+  'x-svc-max-tokens',
+  'x-svc-ignored',
 ].join(', ');
 
 /** Request headers a preflight may ask for: header names only (RFC 9110 tokens), comma-separated. */
@@ -79,4 +86,19 @@ export function corsFor(config: Config): Cors | null {
 
 export function corsRoutes(app: FastifyInstance, cors: Cors | null): void {
   if (cors) app.options('/v1/*', (request, reply) => cors.preflight(request, reply));
+}
+
+/**
+ * CORS for `/graphql`, which accepts the member's cookie: credentialed, and only for the web app's own
+ * origins (`webOrigins`: base URL, web URL, `server.corsOrigins`). Any other origin — `null` from a
+ * sandboxed frame included — gets no CORS header at all, so its browser keeps every answer from it.
+ * (Yoga's default reflects whatever Origin is sent, with credentials.)
+ */
+export function graphqlCors(config: Config): (request: Request) => CORSOptions {
+  const allowed = new Set(webOrigins(config));
+  return (request) => {
+    const origin = request.headers.get('origin');
+    if (origin === null || !allowed.has(origin.toLowerCase())) return false;
+    return { origin: [origin], credentials: true, methods: ['GET', 'POST'], exposedHeaders: ['x-request-id', 'x-svc-request-id', 'x-svc-error-code', 'x-svc-error-stage'], maxAge: 7200 };
+  };
 }

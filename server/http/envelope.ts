@@ -1,10 +1,23 @@
 /**
  * The REST error mapper: the only place that turns an error into the spec's envelope (spec §7,
- * DESIGN §5). Route handlers throw; Fastify's error and not-found handlers end up here.
+ * DESIGN §5). Route handlers throw; Fastify's error and not-found handlers end up here. The Anthropic
+ * Messages API (`/v1/messages`, and `/v1/models` asked with `anthropic-version`) gets the same error in
+ * Anthropic's shape (`anthropic-error.ts`), chosen by route: same code, headers and refund, another body.
  */
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, bilingual } from '../errors/app-error.ts';
 import { errorCodes, type ErrorCode } from '../errors/codes.ts';
+import { anthropicErrorBody, anthropicStatus } from './anthropic-error.ts';
+
+/** Which API's error body a request gets: svc's envelope, or Anthropic's `{type:"error", error}`. */
+export type ErrorShape = 'svc' | 'anthropic';
+
+/** The error shape for a request, by its path (and, where both APIs share a path, the `anthropic-version` header). */
+export function errorShapeOf(url: string, headers: Record<string, unknown>): ErrorShape {
+  if (!url.startsWith('/v1/')) return 'svc';
+  if (url.startsWith('/v1/messages') && (url.length === 12 || url[12] === '/' || url[12] === '?')) return 'anthropic';
+  return url.startsWith('/v1/models') && typeof headers['anthropic-version'] === 'string' ? 'anthropic' : 'svc';
+}
 
 export interface ErrorEnvelope {
   ok: false;
@@ -80,8 +93,8 @@ export function toAppError(error: unknown): AppError {
   return new AppError('internal_error', undefined, { cause: error });
 }
 
-/** The envelope's status, headers (the spec's, retry advice, the error's own) and JSON body. */
-export function errorResponse(error: AppError, requestId: string, latencyMs: number): { status: number; headers: Record<string, string>; body: string } {
+/** The envelope's status, headers (the spec's, retry advice, the error's own) and JSON body, in the API's shape. */
+export function errorResponse(error: AppError, requestId: string, latencyMs: number, shape: ErrorShape = 'svc'): { status: number; headers: Record<string, string>; body: string } {
   const envelope = envelopeFor(error, requestId, latencyMs);
   const headers: Record<string, string> = {
     'x-svc-error-code': envelope.code,
@@ -91,12 +104,16 @@ export function errorResponse(error: AppError, requestId: string, latencyMs: num
     ...error.options.headers,
     'content-type': 'application/json; charset=utf-8',
   };
+  if (shape === 'anthropic') {
+    headers['request-id'] = requestId;
+    return { status: anthropicStatus(error.status), headers, body: JSON.stringify(anthropicErrorBody(envelope, error.status)) };
+  }
   return { status: error.status, headers, body: JSON.stringify(envelope) };
 }
 
-/** Sends the envelope with the spec's headers. */
+/** Sends the envelope with the spec's headers, in the shape of the API the request belongs to. */
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
-  const { status, headers, body } = errorResponse(error, request.id, reply.elapsedTime);
+  const { status, headers, body } = errorResponse(error, request.id, reply.elapsedTime, errorShapeOf(request.url, request.headers));
   return reply.code(status).headers(headers).send(body);
 }
 
@@ -156,6 +173,9 @@ function opensPage(request: FastifyRequest, path: string): boolean {
   return typeof accept === 'string' && accept.includes('text/html') && !API_PREFIXES.some((prefix) => path.startsWith(prefix));
 }
 
+/** 503s that last until the operator changes the configuration: a retry (or a `Retry-After`) would only mislead. */
+const needsOperator: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['upstream_not_configured', 'mail_not_configured']);
+
 /**
  * The SDKs retry 408, 409, 429 and 5xx by default (CONFORMANCE "Errors and retries"): say
  * `x-should-retry: false` where the same request cannot succeed — a client error, an exhausted pool, or
@@ -166,7 +186,7 @@ export function retryAdvice(error: AppError): Record<string, string> {
   const upstreamStatus = error.options.debug?.upstreamStatus ?? 0;
   const transient = (code: number) => code === 408 || code === 409 || code === 429 || code >= 500;
   const upstreamRefused = upstreamStatus >= 400 && !transient(upstreamStatus);
-  if (!transient(status) || upstreamRefused) return { 'x-should-retry': 'false' };
+  if (!transient(status) || upstreamRefused || needsOperator.has(error.code)) return { 'x-should-retry': 'false' };
   if (status === 503) return { 'retry-after': '1' };
   return {};
 }

@@ -9,9 +9,9 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors/app-error.ts';
 import type { ErrorCode } from '../errors/codes.ts';
-import type { RateLimiter } from '../modules/rate-limit/rate-limit.service.ts';
+import type { RateLimiter } from '../rate-limit/rate-limit.service.ts';
 import { envelopeFor } from './envelope.ts';
-import { newRequestId } from './request-id.ts';
+import { newRequestId } from '../infra/request-id.ts';
 
 export interface ConnectionLimits {
   maxConnections: number;
@@ -87,9 +87,11 @@ export function clientErrorEnvelope(error: NodeJS.ErrnoException, socket: Socket
   refuseSocket(socket, 400, 'invalid_request', 'The HTTP request is malformed.');
 }
 
-/** Routes that count against the per-IP limit elsewhere (the metering pipeline's admission) or never. */
-export interface IpLimitRouteConfig {
-  ipLimit?: false;
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** `false`: the route counts against the per-IP limit elsewhere (the metering pipeline's admission). */
+    ipLimit?: false;
+  }
 }
 
 /**
@@ -99,8 +101,7 @@ export interface IpLimitRouteConfig {
  */
 export function limitEveryRoute(app: FastifyInstance, limiter: RateLimiter, ipPerMinute: number): void {
   app.addHook('onRequest', async (request: FastifyRequest) => {
-    const config = request.routeOptions.config as IpLimitRouteConfig | undefined;
-    if (config?.ipLimit === false) return;
+    if (request.routeOptions.config?.ipLimit === false) return;
     const url = request.routeOptions.url ?? '';
     if (url === '/healthz' || url === '/readyz' || url === '/metrics' || url.startsWith('/assets/')) return;
     const api = /^\/(v1|api|graphql|oauth|\.well-known)(\/|$)/.test(request.url);

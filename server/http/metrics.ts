@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Registry, collectDefaultMetrics } from 'prom-client';
+import { serveMetrics, type MetricsAccess } from './metrics-access.ts';
 
 /** Prometheus request count and latency by route and status. One registry per app. */
 export interface HttpMetrics {
@@ -81,14 +82,11 @@ export function createHttpMetrics(): HttpMetrics {
   };
 }
 
-/** Counts every request Fastify answers, and serves `/metrics`. */
-export function installMetrics(app: FastifyInstance, metrics: HttpMetrics): void {
+/** Counts every request Fastify answers, and serves `/metrics` to whom `metrics.*` allows (metrics-access.ts). */
+export function installMetrics(app: FastifyInstance, metrics: HttpMetrics, access: MetricsAccess): void {
   app.addHook('onResponse', (request, reply, done) => {
     metrics.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
-  app.get('/metrics', async (_request, reply) => {
-    reply.type(metrics.registry.contentType);
-    return metrics.registry.metrics();
-  });
+  serveMetrics(app, metrics, access);
 }

@@ -29,7 +29,11 @@ export interface RegisteredRoute {
 
 const tables = new WeakMap<FastifyInstance, RegisteredRoute[]>();
 
-/** Every route registered on `app` after `trackRoutes` (HEAD and OPTIONS left out): the fuzzer walks them. */
+/**
+ * Every route registered on `app` after `trackRoutes` (HEAD and OPTIONS left out): the fuzzer walks them
+ * (test/fuzz), so that a new route is fuzzed without being listed anywhere.
+ * @internal
+ */
 export function registeredRoutes(app: FastifyInstance): RegisteredRoute[] {
   return [...(tables.get(app) ?? [])];
 }

@@ -10,7 +10,7 @@ import type { Config } from '../config/config.ts';
 import { AppError } from '../errors/app-error.ts';
 import { requestLocale, type Locale, type Localized } from '../i18n/locale.ts';
 
-export const pageRoutes = ['/', '/pricing', '/account', '/account/usage', '/device', '/enterprise', '/enterprise/*', '/docs', '/docs/*', '/admin', '/admin/*', '/account/billing', '/account/billing/*', '/checkout/*', '/account/orders/*', '/payments/sandbox/*'];
+export const pageRoutes = ['/', '/pricing', '/account', '/account/usage', '/account/usage/*', '/account/alerts', '/account/credits', '/device', '/enterprise', '/enterprise/*', '/docs', '/docs/*', '/admin', '/admin/*', '/account/billing', '/account/billing/*', '/checkout/*', '/account/orders/*', '/payments/sandbox/*', '/oauth/consent'];
 
 /** The built app's `index.html`, or null when the web app is not built. */
 export function webIndex(config: Config): string | null {
@@ -34,7 +34,17 @@ export async function spaRoutes(app: FastifyInstance): Promise<void> {
       // The language is known before any script runs, so the first paint (fonts, line breaking, the
       // screen reader's voice) is already right; the app then renders its text in the same language.
       const locale = requestLocale(request.headers);
-      return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').header('vary', 'Cookie, Accept-Language').send(pages[locale]);
+      return (
+        reply
+          .type('text/html; charset=utf-8')
+          .header('cache-control', 'no-cache')
+          .header('vary', 'Cookie, Accept-Language')
+          // No page may be framed by another site: the approval pages (device login, an MCP client's OAuth
+          // consent) act on one click, which a page framing them invisibly could trick out of a member.
+          .header('x-frame-options', 'DENY')
+          .header('content-security-policy', "frame-ancestors 'none'")
+          .send(pages[locale])
+      );
     });
   }
 }

@@ -8,9 +8,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import type { Config } from '../config/config.ts';
 import { AppError, bilingual } from '../errors/app-error.ts';
-import type { Services } from '../services.ts';
-import type { Principal } from '../modules/identity/principal.ts';
-import type { ClientInfo } from '../modules/session/session.service.ts';
+import type { BearerClient, Principal } from '../authz/principal.ts';
+import type { ClientInfo } from './client-info.ts';
 import { requestLocale } from '../i18n/locale.ts';
 
 export const sessionCookieName = 'svc_membership_session';
@@ -24,6 +23,23 @@ export interface RequestAuth {
    * or null. The request goes on signed out; `signedIn` throws this where sign-in is needed.
    */
   refusal: AppError | null;
+}
+
+/**
+ * What the cookie and bearer checks ask of the services: the identity and session modules answer it
+ * (`services.ts`'s `Services` is one), so this layer imports nothing above it.
+ */
+export interface SessionServices {
+  config: Config;
+  identity: {
+    authenticateBearer(authorization: string | undefined, client?: BearerClient): Promise<Principal>;
+    authenticateWebSession(token: string): Promise<{ principal: Principal | null; refusal: AppError | null }>;
+  };
+  sessions: {
+    startWebSession(accountId: string, client: ClientInfo, previousToken?: string | null): Promise<{ token: string; session: { expiresAt: Date } }>;
+    revokeByToken(token: string): Promise<void>;
+    endBearerSession(principal: Principal): Promise<void>;
+  };
 }
 
 /** Lets a transport start or end the browser's web session (sign-in and sign-out set the cookie). */
@@ -57,7 +73,7 @@ export function readCookie(header: string | undefined, name: string): string | n
  * cookie (a stale cookie just means "not signed in"). A cookie-authenticated request that changes state
  * must come from one of our own origins.
  */
-export async function authenticateRequest(request: FastifyRequest, services: Services): Promise<RequestAuth> {
+export async function authenticateRequest(request: FastifyRequest, services: SessionServices): Promise<RequestAuth> {
   const authorization = request.headers.authorization;
   if (authorization !== undefined) {
     return { principal: await services.identity.authenticateBearer(authorization, { ip: request.ip }), via: 'bearer', refusal: null };
@@ -86,7 +102,7 @@ export function signedIn(auth: RequestAuth): Principal {
  * which SameSite=Lax sends the cookie with, and a query may still change state (opening a device code claims
  * it). A POST without a bearer may sign in, so another site's Origin is refused, as on the REST sign-in routes.
  */
-export async function authenticateGraphQLRequest(request: FastifyRequest, services: Services): Promise<RequestAuth> {
+export async function authenticateGraphQLRequest(request: FastifyRequest, services: SessionServices): Promise<RequestAuth> {
   if (request.headers.authorization !== undefined) return authenticateRequest(request, services);
   if (request.method !== 'POST') return signedOut;
   assertSameOrigin(request, services.config, { required: false });
@@ -94,7 +110,7 @@ export async function authenticateGraphQLRequest(request: FastifyRequest, servic
 }
 
 /** A control that sets and clears the cookie on this reply. */
-export function webSessionControl(request: FastifyRequest, reply: FastifyReply, services: Services): WebSessionControl {
+export function webSessionControl(request: FastifyRequest, reply: FastifyReply, services: SessionServices): WebSessionControl {
   const client = clientInfo(request);
   return {
     client,
@@ -115,7 +131,7 @@ export function webSessionControl(request: FastifyRequest, reply: FastifyReply, 
  * Sign-out for REST and GraphQL alike. A bearer caller ends its own device-login token and its cookie is
  * left alone (bearer requests ignore cookies); otherwise the browser's web session is revoked and cleared.
  */
-export async function signOut(principal: Principal | null, web: WebSessionControl, services: Services): Promise<void> {
+export async function signOut(principal: Principal | null, web: WebSessionControl, services: SessionServices): Promise<void> {
   if (principal && principal.credential.kind !== 'web_session') return services.sessions.endBearerSession(principal);
   await web.end();
 }
@@ -135,7 +151,8 @@ function changesState(method: string): boolean {
 }
 
 /**
- * Origin (or, without it, Referer) must be our base URL, web URL or the host the request was sent to.
+ * Origin (or, without it, Referer) must be our base URL, web URL, one of `server.corsOrigins` or the host
+ * the request was sent to.
  * `required: false` only rejects a mismatch (sign-in forms, against login CSRF).
  */
 export function assertSameOrigin(request: FastifyRequest, config: Config, options: { required?: boolean } = {}): void {
@@ -177,7 +194,14 @@ function originOf(request: IncomingMessage): string | null {
 }
 
 function allowedOrigins(config: Config, own: string): Set<string> {
-  const origins = new Set<string>([own.toLowerCase()]);
-  for (const url of [config.server.baseUrl, config.server.webUrl]) origins.add(new URL(url).origin.toLowerCase());
-  return origins;
+  return new Set([own.toLowerCase(), ...webOrigins(config)]);
+}
+
+/**
+ * The origins of this service's own web app, lower-cased: the base URL's, the web URL's and
+ * `server.corsOrigins`. Only they may use the member's cookie — the Origin check here, credentialed CORS on
+ * `/graphql` (http/cors.ts).
+ */
+export function webOrigins(config: Config): string[] {
+  return [config.server.baseUrl, config.server.webUrl, ...config.server.corsOrigins].map((url) => new URL(url).origin.toLowerCase());
 }

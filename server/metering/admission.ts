@@ -5,18 +5,38 @@
  * in embedded mode. Fails closed (503) when Redis or the database is away. A refusal is the envelope's
  * 429 or 402 with what the client needs to act on it.
  */
-import type { Config } from '../config/config.ts';
-import { money } from '../config/money.ts';
+import type { Config, ModelClass } from '../config/config.ts';
+import { money, type Micros } from '../config/money.ts';
 import { AppError, bilingual } from '../errors/app-error.ts';
-import type { Principal } from '../modules/identity/principal.ts';
-import type { EntitlementCatalogue } from '../modules/plan/entitlements.ts';
-import type { RateDecision, RateRule } from '../modules/rate-limit/gcra.ts';
-import { rateLimitedError } from '../modules/rate-limit/rate-limit.service.ts';
+import type { Principal } from '../authz/principal.ts';
+import type { PackageEntitlements } from './entitlements.ts';
+import type { RateDecision, RateRule } from '../rate-limit/gcra.ts';
+import { rateLimitedError, rateLimitHeaders } from '../rate-limit/rate-limit.service.ts';
 import type { TurnPlan } from './executor.ts';
-import type { AdmissionRequest, PoolStore } from './pool.store.ts';
+import type { LedgerEntry } from './ledger.ts';
+import type { AdmissionRequest, ExpiredReservation, PoolStore } from './pool.store.ts';
 import type { Settlement } from './settlement.ts';
 import type { Turn } from './turn.ts';
 import type { PoolWindows } from './windows.ts';
+import { meteredCost, modelRates } from './pricing.ts';
+
+/**
+ * Prepaid credit a payer may have opted to pay with once its pools are exhausted (modules/credit): the
+ * worst case spent atomically at admission and held until the turn settles, what it did not use given
+ * back then — by its own settlement, or by the sweeper when its instance died (as a pool reservation is).
+ */
+export interface CreditPayment {
+  /** Spends `micros` of the payer's credit for the turn and holds it; false when it did not opt in or has too little. */
+  reserveTurn(payerId: string, requestId: string, micros: Micros, modelClass: ModelClass): Promise<boolean>;
+  /** Gives back `reserved − cost` and ends the hold (once per turn: nothing when the sweeper ended it first). */
+  settleTurn(payerId: string, requestId: string, reservedMicros: Micros, costMicros: Micros): Promise<void>;
+  /** Records what running credit-paid streams have produced so far (the ledger row a crash bills). */
+  checkpoint(items: readonly { requestId: string; entry: LedgerEntry }[]): Promise<void>;
+  /** Holds past their TTL (their instance died, or never settled), oldest first, with their last checkpoint. */
+  expired(now: number, limit: number): Promise<ExpiredReservation[]>;
+  /** Ends an expired hold, giving back `reserved − cost`; false when its turn or another sweeper got there first. */
+  settleExpired(requestId: string, payerId: string, costMicros: Micros): Promise<boolean>;
+}
 
 const windowAdjective = {
   day: { en: 'daily', zh: '每日' },
@@ -25,12 +45,32 @@ const windowAdjective = {
 } as const;
 const className = { fast: { en: 'fast', zh: '快速档' }, premium: { en: 'premium', zh: '旗舰档' } } as const;
 
+const keyWindowAdjective = { day: { en: 'daily', zh: '每日' }, month: { en: 'monthly', zh: '每月' } } as const;
+
+/** 429 for a key's own requests-per-minute cap: names the key's limit, not the plan's. */
+function keyRateLimited(perMinute: number, decision: RateDecision): AppError {
+  const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+  return new AppError(
+    'key_rate_limited',
+    bilingual(
+      "This API key's cap of {rpm} requests per minute is reached; retry in {seconds} s, or ask the key's owner to raise it.",
+      '该 API 密钥每分钟 {rpm} 次请求的上限已达到；请在 {seconds} 秒后重试，或请密钥所有者调高上限。',
+      { rpm: perMinute, seconds },
+    ),
+    {
+      headers: { ...rateLimitHeaders(decision), 'retry-after': String(seconds) },
+      details: { keyLimit: 'requests_per_minute', retryAfterSeconds: seconds },
+    },
+  );
+}
+
 export interface AdmissionDeps {
   config: Config;
-  entitlements: EntitlementCatalogue;
+  entitlements: PackageEntitlements;
   store: PoolStore;
   windows: PoolWindows;
   settlement: Settlement;
+  credit?: CreditPayment | undefined;
 }
 
 /** A principal's last rate rules and what they were made from: the same inputs give the same (immutable) rules. */
@@ -74,10 +114,13 @@ export class Admission {
     const credentialId = principal.credential.id;
     const made = this.#rulesOf.get(principal);
     if (made && made.ip === ip && made.payerId === payerId && made.credentialId === credentialId && made.payerPerMinute === payerPerMinute) return made.rules;
+    // A key's own rpm (below the plan's, checked when it is set) replaces the credential rule's limit.
+    const keyPerMinute = principal.credential.limits?.requestsPerMinute ?? null;
+    const credentialLimit = Math.min(this.#credentialPerMinute ?? payerPerMinute, keyPerMinute ?? Number.MAX_SAFE_INTEGER);
     const rules = Object.freeze([
       Object.freeze({ key: `ip:${ip}`, limit: this.#ipPerMinute, periodMs: 60_000 }),
       Object.freeze({ key: `acct:${payerId}`, limit: payerPerMinute, periodMs: 60_000, scope: 'payer' as const }),
-      Object.freeze({ key: `cred:${credentialId}`, limit: this.#credentialPerMinute ?? payerPerMinute, periodMs: 60_000, scope: 'payer' as const }),
+      Object.freeze({ key: `cred:${credentialId}`, limit: credentialLimit, periodMs: 60_000, scope: 'payer' as const }),
     ]);
     this.#rulesOf.set(principal, { ip, payerId, credentialId, payerPerMinute, rules });
     return rules;
@@ -105,6 +148,13 @@ export class Admission {
       streamCap: turn.stream ? this.#streamCap : 0,
       ttlMs: this.#ttlMs,
     };
+    const limits = principal.credential.limits;
+    if (limits) {
+      request.exact = true;
+      if (limits.budgetDayMicros !== null || limits.budgetMonthMicros !== null) {
+        request.keyCap = { keyId: principal.credential.id, day: limits.budgetDayMicros, month: limits.budgetMonthMicros };
+      }
+    }
     // Under a lease this instance holds, at once; otherwise (and for every refusal) the store's atomic step.
     const now = store.admitNow?.(request);
     if (now?.ok) {
@@ -114,8 +164,33 @@ export class Admission {
     return this.#admit(turn, request, planned);
   }
 
+  /**
+   * The pools cannot take the turn: a payer who opted in pays it from credit at list price (no promotion)
+   * instead of a 402. The rate limits were already counted by the refused admission; no pool moves.
+   */
+  async #payFromCredit(turn: Turn): Promise<boolean> {
+    const credit = this.#deps.credit;
+    if (!credit) return false;
+    const { model } = turn;
+    const rates = modelRates(this.#deps.config, model.id, true) ?? modelRates(this.#deps.config, model.resolvedId, true);
+    if (!rates) return false;
+    const reserved = meteredCost(rates, turn.worstCase);
+    let spent;
+    try {
+      spent = await credit.reserveTurn(turn.principal.payer.id, turn.id, reserved, model.class);
+    } catch (error) {
+      throw new AppError('service_unavailable', 'Credit accounting is unavailable; nothing was sent upstream. Retry shortly.', { stage: 'quota', cause: error });
+    }
+    if (!spent) return false;
+    turn.model = { ...model, rates };
+    turn.reservedMicros = reserved;
+    turn.paidFromCredit = true;
+    return true;
+  }
+
   #hold(turn: Turn, request: AdmissionRequest, rate: RateDecision): void {
     turn.ref = { requestId: turn.id, payerId: request.payerId, class: request.class, windows: request.windows, stream: turn.stream };
+    if (request.keyCap) turn.ref.capKeyId = request.keyCap.keyId;
     turn.rate = rate;
   }
 
@@ -134,14 +209,57 @@ export class Admission {
       return;
     }
     switch (admission.reason) {
-      case 'rate_limited':
+      case 'rate_limited': {
+        const keyPerMinute = turn.principal.credential.limits?.requestsPerMinute ?? null;
+        const { rule } = admission.rate;
+        if (keyPerMinute !== null && rule.key.startsWith('cred:') && rule.limit === keyPerMinute) throw keyRateLimited(keyPerMinute, admission.rate);
         throw rateLimitedError(admission.rate.retryAfterMs, { decision: admission.rate });
+      }
+      case 'key_budget': {
+        const amount = (micros: number) => money(micros, config.currency);
+        const window = windows[admission.window];
+        const values = {
+          window: keyWindowAdjective[admission.window],
+          limit: amount(admission.limitMicros).amount,
+          used: amount(admission.usedMicros).amount,
+          cost: amount(turn.reservedMicros).amount,
+          currency: config.currency,
+          resetsAt: window.resetsAt.toISOString(),
+        };
+        const message =
+          admission.usedMicros >= admission.limitMicros
+            ? bilingual(
+                "This API key's {window} spend cap of {limit} {currency} is used up ({used} {currency} spent or reserved). It resets at {resetsAt}; the key's owner can raise the cap.",
+                '该 API 密钥的{window}消费上限 {limit} {currency} 已用完（已花费或预留 {used} {currency}），将于 {resetsAt} 重置；密钥所有者可调高上限。',
+                values,
+              )
+            : bilingual(
+                "This API key's {window} spend cap of {limit} {currency} has {left} {currency} left, but this request could cost up to {cost} {currency}: lower max_tokens, or wait until {resetsAt}, when the cap resets.",
+                '该 API 密钥的{window}消费上限 {limit} {currency} 还剩 {left} {currency}，但本次请求最多可能花费 {cost} {currency}：请减小 max_tokens，或等到 {resetsAt} 上限重置。',
+                { ...values, left: amount(Math.max(0, admission.limitMicros - admission.usedMicros)).amount },
+              );
+        throw new AppError('key_budget_exceeded', message, {
+          debug: { productModel: model.id },
+          details: {
+            keyLimit: `budget_${admission.window}`,
+            keyBudget: {
+              keyId: turn.principal.credential.id,
+              window: admission.window,
+              resetsAt: window.resetsAt.toISOString(),
+              used: amount(admission.usedMicros),
+              limit: amount(admission.limitMicros),
+              requestMaxCost: amount(turn.reservedMicros),
+            },
+          },
+        });
+      }
       case 'stream_cap':
         throw new AppError('rate_limited', bilingual('Too many concurrent streams: at most {cap} at once.', '并发的流式请求过多：最多同时进行 {cap} 个。', { cap: admission.cap }), {
           headers: { 'retry-after': '1' },
           details: { retryAfterSeconds: 1 },
         });
       case 'quota': {
+        if (await this.#payFromCredit(turn)) return;
         const window = windows[admission.window];
         const amount = (micros: number) => money(micros, config.currency);
         const limit = `${amount(admission.limitMicros).amount} ${config.currency}`;

@@ -57,6 +57,11 @@ export interface Exchange {
   signal: ClientSignal;
   /** The HTTP reply to write to, when the surface is HTTP (chat, audio); null when the output is returned (MCP). */
   reply: HttpReply | null;
+  /**
+   * A long reply (a turn with `progress`) calls this once, when its first token has gone out: its crash
+   * checkpoint is written within milliseconds rather than at the next round.
+   */
+  firstToken?: () => void;
 }
 
 export interface Executor<Call, Output = void> {
@@ -68,8 +73,11 @@ export interface Executor<Call, Output = void> {
   execute(turn: Turn, call: Call, exchange: Exchange): Promise<Output>;
   /** What was produced, when `turn.metered` is still null at settlement; sets `turn.estimated` if it counted. */
   measure?(turn: Turn, call: Call): Promise<Metered>;
-  /** What a long stream has produced so far, for the crash checkpoints (estimates are fine). */
-  progress?(turn: Turn, call: Call): Promise<Metered>;
+  /**
+   * What a long stream has delivered so far, for the crash checkpoints: asked every second for every open
+   * stream, so it reads counters and never tokenizes (estimates are fine; never more than was delivered).
+   */
+  progress?(turn: Turn, call: Call): Metered;
   /**
    * Why the worst case is what it is and how the client can lower it, for the 402 it may cause
    * ("max_tokens is 4096 …; lower max_tokens"). Asked only then: nothing is built on the happy path.
@@ -96,7 +104,7 @@ export interface TurnPlan<Call, Output = void> {
  * Node builds a response's head by appending each header to a string and keeps that string (`_header`) for
  * the response's life: for a stream's dozen headers a tree of ~50 small strings, promoted with the stream
  * (~1.5 KB). Measuring its UTF-8 length makes V8 flatten it in place, which leaves one string of the same
- * text (test/bench/RESULTS.md, twenty-second pass).
+ * text.
  */
 export function writeRawHead(reply: HttpReply, status: number, headers: Record<string, string>): void {
   if (reply.head) reply.head(status, headers);

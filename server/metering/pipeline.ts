@@ -5,24 +5,25 @@
  *   → admit (rate limits + stream cap + reservation: one atomic step) → execute (the product's executor)
  *   → settle (in `finally`, off the critical path: actual cost, ledger row, pools)
  *
- * No ORM unit of work, no GraphQL. A failure before any output is refunded in full
- * (`debug.quotaRefunded`); a client that leaves is billed for what was produced; a stream checkpoints
- * what it has produced so a crash bills that. `serve` is for HTTP surfaces (the executor writes the
+ * No ORM unit of work, no GraphQL. A failure before any output is refunded in full, and the refund is
+ * written before the error is (`debug.quotaRefunded`); a client that leaves is billed for what was produced;
+ * a stream checkpoints what it has delivered (at its first token, then every second) so a crash bills that. `serve` is for HTTP surfaces (the executor writes the
  * reply); `run` is for callers that want the executor's output (MCP tools).
  */
 import type { FastifyBaseLogger as Logger } from 'fastify';
 import { EventEmitter } from 'node:events';
 import type { Config } from '../config/config.ts';
 import { AppError, bilingual } from '../errors/app-error.ts';
-import { newRequestId } from '../http/request-id.ts';
-import type { Principal } from '../modules/identity/principal.ts';
-import type { EntitlementCatalogue } from '../modules/plan/entitlements.ts';
-import { Admission } from './admission.ts';
+import { errorCodes } from '../errors/codes.ts';
+import { newRequestId } from '../infra/request-id.ts';
+import type { BearerClient, CredentialAudience, Principal } from '../authz/principal.ts';
+import type { PackageEntitlements } from './entitlements.ts';
+import { Admission, type CreditPayment } from './admission.ts';
 import { Checkpointer } from './checkpoints.ts';
 import type { ClientSignal, HttpReply, HttpRequest, TurnPlan } from './executor.ts';
 import { channels, type LedgerEntry } from './ledger.ts';
 import type { PoolStore } from './pool.store.ts';
-import { meteredCost } from './pricing.ts';
+import { meteredCost, turnCost } from './pricing.ts';
 import type { Settlement } from './settlement.ts';
 import type { Metered, Turn } from './turn.ts';
 import { classifyUpstreamError } from './upstream-failure.ts';
@@ -38,18 +39,33 @@ class ClientAbort extends EventEmitter implements ClientSignal {
   }
 }
 
+/** 403 for a model outside the key's own allow-list (issue 51): names the key's limit and what it allows. */
+function keyModelNotAllowed(modelId: string, allowed: readonly string[]): AppError {
+  return new AppError(
+    'key_model_not_allowed',
+    bilingual(
+      "This API key may not call {model}: its model allow-list is {allowed}. Use one of those, or ask the key's owner to add the model.",
+      '该 API 密钥不能调用 {model}：其模型允许列表为 {allowed}。请改用其中之一，或请密钥所有者添加此模型。',
+      { model: JSON.stringify(modelId), allowed: allowed.join(', ') },
+    ),
+    { param: 'model', debug: { productModel: modelId }, details: { keyLimit: 'allowed_models', allowedModels: allowed } },
+  );
+}
+
 const never: ClientSignal = { aborted: false, once: () => undefined, off: () => undefined };
 
 export interface PipelineDeps {
   config: Config;
-  /** `client.ip`: the request's address (organisation keys may be limited to some). */
-  authenticate(authorization: string | undefined, client?: { ip: string }): Promise<Principal>;
+  /** `client.ip`: the request's address (organisation keys may be limited to some); `client.audience`: see `serve`. */
+  authenticate(authorization: string | undefined, client?: BearerClient): Promise<Principal>;
   /** The same for a credential in a cache, at once; null when `authenticate` must look. */
-  authenticateCached?(authorization: string | undefined, client?: { ip: string }): Principal | null;
-  entitlements: EntitlementCatalogue;
+  authenticateCached?(authorization: string | undefined, client?: BearerClient): Principal | null;
+  entitlements: PackageEntitlements;
   store: PoolStore;
   windows: PoolWindows;
   settlement: Settlement;
+  /** Prepaid credit, for payers who opted to pay with it once their pools are exhausted. */
+  credit?: CreditPayment;
   log: Logger;
 }
 
@@ -62,15 +78,18 @@ export interface TurnOrigin {
 }
 
 export class MeteringPipeline {
-  readonly authenticate: (authorization: string | undefined, client?: { ip: string }) => Promise<Principal>;
-  readonly #authenticateCached: (authorization: string | undefined, client?: { ip: string }) => Principal | null;
+  readonly authenticate: (authorization: string | undefined, client?: BearerClient) => Promise<Principal>;
+  readonly #authenticateCached: (authorization: string | undefined, client?: BearerClient) => Principal | null;
   readonly admission: Admission;
   readonly checkpoints: Checkpointer;
   /** How long a turn may last: it must settle before its reservation can be swept (see the constructor). */
   readonly turnLimitMs: number;
-  readonly #entitlements: EntitlementCatalogue;
+  readonly #entitlements: PackageEntitlements;
   readonly #settlement: Settlement;
+  readonly #credit: CreditPayment | undefined;
   readonly #log: Logger;
+  /** `Exchange.firstToken`: one function for every request, not a closure each. */
+  readonly #firstToken = () => this.checkpoints.firstToken();
 
   constructor(deps: PipelineDeps) {
     const { config } = deps;
@@ -78,9 +97,10 @@ export class MeteringPipeline {
     this.#authenticateCached = deps.authenticateCached ?? (() => null);
     this.#entitlements = deps.entitlements;
     this.#settlement = deps.settlement;
+    this.#credit = deps.credit;
     this.#log = deps.log;
     this.admission = new Admission(deps);
-    this.checkpoints = new Checkpointer(deps.store, config.gateway.checkpointSeconds * 1000, (turn, metered) => this.#entry(turn, metered), deps.log);
+    this.checkpoints = new Checkpointer(deps.store, config.gateway.checkpointSeconds * 1000, (turn, metered) => this.#entry(turn, metered), deps.log, deps.credit);
     // The sweeper takes a reservation past its TTL for one a dead instance abandoned, so a live turn must end
     // and settle well before: leave room for the longest silence an upstream may keep (its timeout, checked
     // between chunks) and for settlement itself.
@@ -103,11 +123,22 @@ export class MeteringPipeline {
     });
   }
 
-  /** An HTTP surface: authenticates the request, plans, admits, lets the executor answer, settles. */
-  async serve<Call>(request: HttpRequest, reply: HttpReply, plan: (principal: Principal) => TurnPlan<Call, unknown> | Promise<TurnPlan<Call, unknown>>): Promise<void> {
+  /**
+   * An HTTP surface: authenticates the request, plans, admits, lets the executor answer, settles.
+   * `credential.authorization`: the credential as an `Authorization` value, for a surface that reads it from
+   * another header too (the Anthropic API's `x-api-key`); default the request's `Authorization`.
+   * `credential.audience`: the surface also takes credentials limited to it (the MCP tool call: MCP OAuth tokens).
+   */
+  async serve<Call>(
+    request: HttpRequest,
+    reply: HttpReply,
+    plan: (principal: Principal) => TurnPlan<Call, unknown> | Promise<TurnPlan<Call, unknown>>,
+    credential: { authorization?: string; audience?: CredentialAudience } = {},
+  ): Promise<void> {
     const started = performance.now();
-    const authorization = request.headers.authorization;
-    const client = { ip: request.ip };
+    const authorization = credential.authorization ?? request.headers.authorization;
+    const audience = credential.audience;
+    const client: BearerClient = audience === undefined ? { ip: request.ip } : { ip: request.ip, audience };
     const principal = this.#authenticateCached(authorization, client) ?? (await this.authenticate(authorization, client));
     const authMs = performance.now() - started;
     // A planner may need to look something up first (the Responses API's stored conversations); chat plans at once.
@@ -127,7 +158,7 @@ export class MeteringPipeline {
     // A client that hung up while it was being admitted: 'close' has already fired.
     if (reply.raw.destroyed) abort.abort();
     try {
-      await planned.executor.execute(turn, planned.call, { signal: abort, reply });
+      await planned.executor.execute(turn, planned.call, { signal: abort, reply, firstToken: this.#firstToken });
     } catch (error) {
       if (abort.aborted) {
         // Nobody to answer; the upstream call is already aborted. If nothing was sent upstream yet, nothing
@@ -142,7 +173,7 @@ export class MeteringPipeline {
         reply.raw.destroy();
         return;
       }
-      throw this.#failure(turn, error);
+      throw await this.#refunded(turn, this.#failure(turn, error));
     } finally {
       reply.raw.off('close', onClose);
       this.#finish(turn, planned);
@@ -156,22 +187,35 @@ export class MeteringPipeline {
     const admitting = this.#admit(turn, planned, origin.ip);
     if (admitting) await admitting;
     try {
-      return await planned.executor.execute(turn, planned.call, { signal, reply: null });
+      return await planned.executor.execute(turn, planned.call, { signal, reply: null, firstToken: this.#firstToken });
     } catch (error) {
       if (signal.aborted) turn.status = turn.deployment ? 'client_disconnected' : 'refunded';
-      throw this.#failure(turn, error);
+      const failure = this.#failure(turn, error);
+      throw signal.aborted ? failure : await this.#refunded(turn, failure);
     } finally {
       this.#finish(turn, planned);
     }
   }
 
+  /**
+   * What admitting `planned` would hold, without admitting it (a quote, `modules/quote`): the checks `serve`
+   * makes before admission (the payer's entitlement, the key's allow-list) and the turn's reservation.
+   */
+  reservation(principal: Principal, planned: TurnPlan<unknown, unknown>): Pick<Turn, 'model' | 'worstCase' | 'reservedMicros' | 'stream'> {
+    const turn = this.#newTurn(planned, principal, { ip: '', traceId: 'quote', clientRequestId: null }, performance.now());
+    return { model: turn.model, worstCase: turn.worstCase, reservedMicros: turn.reservedMicros, stream: turn.stream };
+  }
+
   #newTurn(planned: TurnPlan<unknown, unknown>, principal: Principal, origin: TurnOrigin, started: number): Turn {
     if (!this.#entitlements.allows(principal.payer.package, planned.model.id)) throw this.modelNotFound(principal, planned.model.id);
+    const allowed = principal.credential.limits?.allowedModels;
+    if (allowed && !allowed.includes(planned.model.id) && !allowed.includes(planned.model.resolvedId)) throw keyModelNotAllowed(planned.model.id, allowed);
     return {
       // The id that keys money is always svc's own; the request id is reused only when svc generated it.
       id: origin.clientRequestId === null ? origin.traceId : newRequestId(),
       traceId: origin.traceId,
       clientRequestId: origin.clientRequestId,
+      ip: origin.ip,
       product: planned.product,
       principal,
       model: planned.model,
@@ -184,6 +228,7 @@ export class MeteringPipeline {
       worstCase: planned.worstCase,
       reservedMicros: meteredCost(planned.model.rates, planned.worstCase),
       ref: null,
+      paidFromCredit: false,
       rate: null,
       metered: null,
       estimated: false,
@@ -191,6 +236,7 @@ export class MeteringPipeline {
       upstreamStatus: null,
       output: false,
       status: 'ok',
+      failure: null,
       settled: false,
     };
   }
@@ -214,7 +260,12 @@ export class MeteringPipeline {
   /** Maps whatever ended execution before any output to the envelope — always with the refund. */
   #failure(turn: Turn, error: unknown): AppError {
     turn.status = turn.status === 'client_disconnected' ? turn.status : 'refunded';
-    if (error instanceof AppError) return error;
+    const failed = error instanceof AppError ? error : this.#upstreamFailure(turn, error);
+    turn.failure = { code: failed.code, stage: failed.options.stage ?? errorCodes[failed.code].stage };
+    return failed;
+  }
+
+  #upstreamFailure(turn: Turn, error: unknown): AppError {
     const failure = classifyUpstreamError(error);
     const { clientMessage, status, headers } = failure.details;
     return new AppError(failure.code, clientMessage, {
@@ -225,10 +276,36 @@ export class MeteringPipeline {
     });
   }
 
+  /**
+   * A refunded turn's settlement, written before its error is (SECURITY: a refund is committed before the
+   * reply says `quotaRefunded: true`): the next request, on any instance, sees the pools without it. When
+   * the write failed (it is retried) the reply does not claim the refund.
+   */
+  async #refunded(turn: Turn, failure: AppError): Promise<AppError> {
+    if (turn.status === 'refunded' && !turn.settled && turn.paidFromCredit) {
+      this.checkpoints.untrack(turn);
+      turn.settled = true;
+      const refunded = await this.#settleCredit(turn, this.#entry(turn, { inputTokens: 0, outputTokens: 0 })).then(
+        () => true,
+        (error: unknown) => (this.#log.error({ err: error, requestId: turn.id }, 'credit refund failed'), false),
+      );
+      const debug = failure.options.debug;
+      if (!refunded && debug?.quotaRefunded) debug.quotaRefunded = false;
+      return failure;
+    }
+    if (turn.status !== 'refunded' || turn.settled || turn.ref === null) return failure;
+    this.checkpoints.untrack(turn);
+    turn.settled = true;
+    const committed = await this.#settlement.commit(this.#entry(turn, { inputTokens: 0, outputTokens: 0 }), turn.ref);
+    const debug = failure.options.debug;
+    if (!committed && debug?.quotaRefunded) debug.quotaRefunded = false;
+    return failure;
+  }
+
   /** Exactly once per admitted turn, on every exit path. The work happens off the response path. */
   #finish(turn: Turn, planned: TurnPlan<unknown, unknown>): void {
     this.checkpoints.untrack(turn);
-    if (turn.settled || turn.ref === null) return;
+    if (turn.settled || (turn.ref === null && !turn.paidFromCredit)) return;
     turn.settled = true;
     void this.#settle(turn, planned).catch((error: unknown) => this.#log.error({ err: error, requestId: turn.id }, 'settlement failed'));
   }
@@ -238,7 +315,16 @@ export class MeteringPipeline {
     if (turn.status !== 'refunded') {
       metered = turn.metered ?? (planned.executor.measure ? await planned.executor.measure(turn, planned.call) : metered);
     }
-    this.#settlement.record(this.#entry(turn, metered), turn.ref);
+    const entry = this.#entry(turn, metered);
+    if (turn.paidFromCredit) return this.#settleCredit(turn, entry);
+    this.#settlement.record(entry, turn.ref);
+  }
+
+  /** A credit-paid turn: its ledger row (no pool to move) and the unused part of its credit given back. */
+  async #settleCredit(turn: Turn, entry: LedgerEntry): Promise<void> {
+    entry.paidFromCredit = true;
+    this.#settlement.record(entry, null);
+    await this.#credit!.settleTurn(turn.principal.payer.id, turn.id, turn.reservedMicros, entry.costMicros);
   }
 
   /** The ledger row of a turn that consumed `metered`; its cost never exceeds the reservation. */
@@ -264,11 +350,15 @@ export class MeteringPipeline {
       unit: metered.unit?.kind ?? null,
       unitQuantity: metered.unit?.quantity ?? null,
       estimated: turn.estimated,
-      costMicros: Math.min(meteredCost(turn.model.rates, metered), turn.reservedMicros),
+      costMicros: turnCost(turn, metered),
       reservedMicros: turn.reservedMicros,
       status: turn.status,
       upstreamStatus: turn.upstreamStatus,
       latencyMs: performance.now() - turn.started,
+      errorCode: turn.failure?.code ?? null,
+      errorStage: turn.failure?.stage ?? null,
+      // Only an organisation key's address is kept: the organisation sees its connecting servers (DESIGN §8.1).
+      clientIp: principal.credential.kind === 'enterprise_key' ? turn.ip : null,
     };
   }
 }

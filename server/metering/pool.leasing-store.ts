@@ -17,6 +17,9 @@
  *   its id — it is settled to what they cost: the pools move by consumed − still leased (the settlement
  *   script), unused rate-limit requests are given back. On shutdown every lease is returned after
  *   settlement has flushed.
+ * - A request under a lease that is refunded (it cost nothing) gives its reservation back to the pools in
+ *   Redis, not to the lease — before its error reply is written (`Settlement.commit`): a refund is seen by
+ *   the next request on every instance, as on the exact path.
  * - When its instance dies, the sweeper settles the lease to the sum of the ledger rows written under it
  *   (`usage_ledger.lease_id`): exactly what was billed stays, the rest is returned. Requests in flight at
  *   the crash have no row and cost nothing, as an abandoned non-streaming request does today.
@@ -40,7 +43,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Micros } from '../config/money.ts';
-import type { RateRule } from '../modules/rate-limit/gcra.ts';
+import type { RateRule } from '../rate-limit/gcra.ts';
 import type { LedgerEntry } from './ledger.ts';
 import { LEASE_PREFIX, type Admission, type AdmissionRequest, type PoolStore, type ReservationRef } from './pool.store.ts';
 import type { RedisPoolStore } from './pool.redis-store.ts';
@@ -136,7 +139,9 @@ export class LeasingPoolStore implements PoolStore {
   }
 
   async admit(request: AdmissionRequest): Promise<Admission> {
-    if (this.#closed) return this.#inner.admit(request);
+    // A key with its own limits is admitted one request at a time by the exact script: a lease's
+    // pre-reserved budget and rate tokens would let the key's caps be overshot across instances.
+    if (this.#closed || request.exact) return this.#inner.admit(request);
     if (!this.#inner.connected) {
       // Redis went away (maybe with its data): no admission in memory; the exact path fails closed (503).
       for (const lease of [...this.#active.values()]) this.#retire(lease);
@@ -160,7 +165,7 @@ export class LeasingPoolStore implements PoolStore {
 
   /** Admits under this instance's lease when it covers the request (the common case of a busy payer); null otherwise. */
   admitNow(request: AdmissionRequest): Admission | null {
-    if (this.#closed || !this.#inner.connected) return null;
+    if (this.#closed || request.exact || !this.#inner.connected) return null;
     return this.#underLease(leaseKey(request), request, Date.now());
   }
 
@@ -262,6 +267,7 @@ export class LeasingPoolStore implements PoolStore {
     const out: boolean[] = new Array<boolean>(items.length);
     const exact: { ref: ReservationRef; costMicros: Micros }[] = [];
     const exactIndexes: number[] = [];
+    const refunds: Promise<void>[] = [];
     const done: Lease[] = [];
     items.forEach((item, i) => {
       const leased = this.#admitted.get(item.ref.requestId);
@@ -275,17 +281,30 @@ export class LeasingPoolStore implements PoolStore {
       const { lease, reserved } = leased;
       const cost = Math.min(item.costMicros, reserved);
       lease.consumed += cost;
-      lease.available += reserved - cost;
       lease.inflight -= 1;
+      // A turn that cost nothing (a refund) gives its reservation back to the pools in Redis, where every
+      // instance sees it; the rest of a turn's reservation stays in the lease for its next requests.
+      if (cost === 0 && reserved > 0) refunds.push(this.#refund(lease, reserved));
+      else lease.available += reserved - cost;
       out[i] = true;
       if (lease.retired && lease.inflight === 0) done.push(lease);
     });
-    if (exact.length > 0) {
-      const settled = await this.#inner.settle(exact);
+    if (exact.length > 0 || refunds.length > 0) {
+      const [settled] = await Promise.all([exact.length > 0 ? this.#inner.settle(exact) : [], ...refunds]);
       exactIndexes.forEach((i, j) => (out[i] = settled[j]!));
     }
     for (const lease of done) void this.#return(lease);
     return out;
+  }
+
+  /** Gives a refunded turn's reservation back out of its lease; kept by the lease (returned with it) if Redis refuses. */
+  async #refund(lease: Lease, micros: Micros): Promise<void> {
+    try {
+      await this.#inner.releaseLeased(lease.ref, micros);
+    } catch (error) {
+      lease.available += micros;
+      this.#options.onError(error, 'giving back a refunded request\'s reservation failed; its lease keeps it');
+    }
   }
 
   /** `now`: it is retired because it cannot admit the next request, which grows the next lease when its window had time left. */
@@ -361,19 +380,24 @@ export class LeasingPoolStore implements PoolStore {
     }
   }
 
-  /** Streams admitted under a lease checkpoint under it (with its id on the row, as their final row has). */
+  /**
+   * Turns admitted under a lease (streams, and finished turns' final checkpoints) checkpoint under it (with
+   * its id on the row, as their ledger row has), and are listed under it by their first checkpoint written.
+   */
   async checkpoint(items: readonly { ref: ReservationRef; entry: LedgerEntry }[]): Promise<void> {
-    const exact: { ref: ReservationRef; entry: LedgerEntry }[] = [];
-    const leased: { ref: ReservationRef; leaseId: string; entry: LedgerEntry }[] = [];
+    const rows: { ref: ReservationRef; entry: LedgerEntry }[] = [];
+    const listed: { lease: Lease; leaseId: string; requestId: string }[] = [];
     for (const item of items) {
       const lease = this.#admitted.get(item.ref.requestId)?.lease;
-      if (!lease) exact.push(item);
-      else {
-        (lease.checkpointed ??= new Set()).add(item.ref.requestId);
-        leased.push({ ref: item.ref, leaseId: lease.id, entry: { ...item.entry, leaseId: lease.id } });
+      if (!lease) {
+        rows.push(item);
+        continue;
       }
+      rows.push({ ref: item.ref, entry: { ...item.entry, leaseId: lease.id } });
+      if (!lease.checkpointed?.has(item.ref.requestId)) listed.push({ lease, leaseId: lease.id, requestId: item.ref.requestId });
     }
-    await Promise.all([this.#inner.checkpoint(exact), this.#inner.checkpointLeased(leased)]);
+    await this.#inner.checkpoint(rows, listed);
+    for (const { lease, requestId } of listed) (lease.checkpointed ??= new Set()).add(requestId);
   }
   expired(now: number, limit: number) {
     return this.#inner.expired(now, limit);

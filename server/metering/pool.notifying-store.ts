@@ -1,15 +1,19 @@
 /**
  * Every move of a pool goes through the `PoolStore`: admission reserves, settlement moves reservations to
- * their cost. This wrapper tells `UsageEvents` which accounts moved, after the store answered and without
- * holding anything up — it hands back the store's own promise, so admission's critical section and
- * settlement's batch take exactly as long as before. Wrapping the store (rather than calling out from the
+ * their cost. This wrapper tells a listener (the usage module's `UsageEvents`) which accounts moved, after
+ * the store answered and without holding anything up — it hands back the store's own promise, so
+ * admission's critical section and settlement's batch take exactly as long as before. Wrapping the store (rather than calling out from the
  * gateway and the settlement queue) keeps the notification next to the one place pools change.
  */
 import type { Admission, AdmissionRequest, PoolStore, ReservationRef } from './pool.store.ts';
-import type { UsageEvents } from '../modules/usage/usage.events.ts';
 import type { Micros } from '../config/money.ts';
 
-export function notifyingStore(store: PoolStore, events: UsageEvents): PoolStore {
+/** Told which payer's pools moved; `services.ts` passes the usage module's live events in. */
+interface PoolListener {
+  changed(payerId: string): void;
+}
+
+export function notifyingStore(store: PoolStore, events: PoolListener): PoolStore {
   const ignore = () => undefined; // the caller handles the store's failures; this branch only listens
   return {
     admit(request: AdmissionRequest): Promise<Admission> {
@@ -41,7 +45,7 @@ export function notifyingStore(store: PoolStore, events: UsageEvents): PoolStore
     leave: () => store.leave(),
     settleExpired: (requestId, costMicros, payerId) => store.settleExpired(requestId, costMicros, payerId),
     read: (payerId, windows) => store.read(payerId, windows),
-    raiseToLedger: store.raiseToLedger ? (floors, windows) => store.raiseToLedger!(floors, windows) : undefined,
+    raiseToLedger: store.raiseToLedger ? (floors, windows, keyFloors) => store.raiseToLedger!(floors, windows, keyFloors) : undefined,
     whenUnreconciled: store.whenUnreconciled ? (reconcile) => store.whenUnreconciled!(reconcile) : undefined,
     leaseOf: store.leaseOf ? (requestId) => store.leaseOf!(requestId) : undefined,
     leaseCheckpoints: store.leaseCheckpoints ? (leaseId) => store.leaseCheckpoints!(leaseId) : undefined,

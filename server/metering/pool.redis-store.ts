@@ -4,13 +4,16 @@
  * prefix): `pool:<payer>:<class>:<windowKey>` (used micros, reservations included), `res:<requestId>`
  * (the reservation: `cost|payer|class|dayKey|weekKey|monthKey|stream|instance`), `res:index` (zset of
  * reservations by expiry, for the sweeper), `streams:<payer>` (zset of open streams by expiry),
- * `ckpt:<requestId>` (a running stream's last checkpoint: the ledger row as JSON), `res:inst:<instance>`
+ * `ckpt:<requestId>` (a running stream's last checkpoint, or a finished turn's row until it is settled: the
+ * ledger row as JSON), `res:inst:<instance>`
  * (the reservations an instance holds), `instances` (zset of instance heartbeats, by Redis's clock) and
  * `pools:epoch` (one per shard on a cluster; set once the pools were reconciled against the ledger: while
  * it is missing — an empty Redis, after a restart without persistence or a flush — nothing is admitted until
  * an instance has raised every pool to what the ledger billed, so a lost counter never hands its window
  * out again).
- * `<requestId>` is always the turn id svc generated.
+ * `<requestId>` is always the turn id svc generated. A key with spend caps (issue 51) has `kcap:<key>:<dayKey>`
+ * and `kcap:<key>:<monthKey>` (its used micros, reservations included), checked and bumped by the same
+ * admission script, and its reservation record ends with `|k:<key>` so settlement moves them with the pools.
  *
  * On a Redis Cluster every key a script touches must hash to one slot. Each payer belongs to one of
  * `CLUSTER_SHARDS` shards (by a hash of its id), and every key above except `instances` ends with the
@@ -24,10 +27,10 @@ import { LuaScript, type ScriptArgs } from '../infra/redis-script.ts';
 import type { ModelClass } from '../config/config.ts';
 import { modelClasses, poolWindows } from '../config/config.ts';
 import type { Micros } from '../config/money.ts';
-import { hitEachRule, refundRules, withGcraScripts, type GcraRedis } from '../modules/rate-limit/gcra.cluster.ts';
-import { gcraLua, gcraParams, type RateDecision, type RateRule } from '../modules/rate-limit/gcra.ts';
+import { hitEachRule, refundRules, withGcraScripts, type GcraRedis } from '../rate-limit/gcra.cluster.ts';
+import { gcraLua, gcraParams, type RateDecision, type RateRule } from '../rate-limit/gcra.ts';
 import type { LedgerEntry } from './ledger.ts';
-import { LEASE_PREFIX, type Admission, type AdmissionRequest, type ExpiredReservation, type LedgerFloor, type PoolStore, type PoolUsage, type ReservationRef } from './pool.store.ts';
+import { keyCapWindows, LEASE_PREFIX, type Admission, type AdmissionRequest, type ExpiredReservation, type KeyCapFloor, type LedgerFloor, type PoolStore, type PoolUsage, type ReservationRef } from './pool.store.ts';
 import type { CurrentWindows } from './windows.ts';
 
 /** Pool counters outlive their window by a week so the usage page can still show them. */
@@ -63,10 +66,29 @@ for w = 1, 3 do
     return {3, w, used, limit}
   end
 end
+local capped = #KEYS > n + 8
+if capped then
+  for w = 1, 2 do
+    local limit = tonumber(ARGV[a + 10 + w])
+    if limit >= 0 then
+      local used = tonumber(redis.call('GET', KEYS[n + 8 + w]) or '0')
+      if used + cost > limit then
+        gcra_commit(1, n, now, tats)
+        return {5, w, used, limit}
+      end
+    end
+  end
+end
 gcra_commit(1, n, now, tats)
 for w = 1, 3 do
   redis.call('INCRBY', KEYS[k + w], cost)
   redis.call('PEXPIREAT', KEYS[k + w], ARGV[a + 5 + w])
+end
+if capped then
+  for w = 1, 2 do
+    redis.call('INCRBY', KEYS[n + 8 + w], cost)
+    redis.call('PEXPIREAT', KEYS[n + 8 + w], ARGV[a + 12 + w])
+  end
 end
 if cap > 0 then
   redis.call('ZADD', KEYS[k], now + ttl, ARGV[a + 9])
@@ -80,7 +102,8 @@ return {0, bind, remaining, math.ceil(reset)}
 
 /**
  * Settles a batch in one call. Per entry, KEYS: res, index, pool day/week/month, streams, checkpoint, the owner
- * instance's reservation set; ARGV: requestId,
+ * instance's reservation set, the capped key's day/month counters (moved only when the record names a key,
+ * `|k:<id>`; placeholders otherwise); ARGV: requestId,
  * actual cost, pool expiries (3). Returns per entry 1 when the reservation existed (pools move by
  * actual − reserved), 0 when it was already gone: whoever removed it accounted for it (the sweeper to the
  * ledger's cost; after a Redis loss, reconciliation raises the pools to the ledger), so nothing moves —
@@ -88,8 +111,8 @@ return {0, bind, remaining, math.ceil(reset)}
  */
 const settleScript = `
 local out = {}
-for i = 0, #KEYS / 8 - 1 do
-  local k, a = i * 8, i * 5
+for i = 0, #KEYS / 10 - 1 do
+  local k, a = i * 10, i * 5
   local reserved = redis.call('GET', KEYS[k + 1])
   local existed = 0
   if reserved then
@@ -102,6 +125,13 @@ for i = 0, #KEYS / 8 - 1 do
         local v = redis.call('INCRBY', KEYS[k + 2 + w], delta)
         if v < 0 then redis.call('SET', KEYS[k + 2 + w], 0, 'KEEPTTL') end
         if redis.call('PTTL', KEYS[k + 2 + w]) < 0 then redis.call('PEXPIREAT', KEYS[k + 2 + w], ARGV[a + 2 + w]) end
+      end
+      if string.find(reserved, '|k:', 1, true) then
+        for w = 9, 10 do
+          local v = redis.call('INCRBY', KEYS[k + w], delta)
+          if v < 0 then redis.call('SET', KEYS[k + w], 0, 'KEEPTTL') end
+          if redis.call('PTTL', KEYS[k + w]) < 0 then redis.call('PEXPIRE', KEYS[k + w], 3456000000) end
+        end
       end
     end
   end
@@ -213,14 +243,34 @@ end
 return {1, tokens, chunk, tightest, left}
 `;
 
-/** KEYS: pool day/week/month. ARGV: floors (3), expiries (3). Returns how many counters were raised. */
+/**
+ * A round of stream checkpoints in one call (one command, where a SET each cost three times the CPU).
+ * KEYS: the checkpoint keys (n), then lease lists (`lckpt:<lease>`) to add a stream to. ARGV: TTL, n, the n
+ * rows as JSON, then one stream id per lease list.
+ */
+const checkpointScript = `
+local ttl, n = ARGV[1], tonumber(ARGV[2])
+for i = 1, n do redis.call('SET', KEYS[i], ARGV[i + 2], 'PX', ttl) end
+for j = n + 1, #KEYS do
+  redis.call('SADD', KEYS[j], ARGV[j + 2])
+  redis.call('PEXPIRE', KEYS[j], ttl)
+end
+return n
+`;
+/** Checkpoints a script call writes at most, so one call never holds Redis for long. */
+const CHECKPOINT_BATCH = 500;
+
+/**
+ * KEYS: counters (a pool's day/week/month, or a capped key's day/month). ARGV: their floors, then their
+ * expiries. Returns how many counters were raised.
+ */
 const raiseScript = `
 local raised = 0
-for w = 1, 3 do
+for w = 1, #KEYS do
   local floor = tonumber(ARGV[w])
   local current = tonumber(redis.call('GET', KEYS[w]) or '0')
   if current < floor then
-    redis.call('SET', KEYS[w], floor, 'PXAT', ARGV[3 + w])
+    redis.call('SET', KEYS[w], floor, 'PXAT', ARGV[#KEYS + w])
     raised = raised + 1
   end
 end
@@ -260,11 +310,17 @@ type PoolRedis = GcraRedis & {
   svcRaise(numKeys: number, ...args: (string | number)[]): Promise<number>;
   svcLease(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
   svcRelease(numKeys: number, ...args: (string | number)[]): Promise<number>;
+  svcCheckpoint(numKeys: number, ...args: (string | number)[]): Promise<number>;
 };
 
 /** A pool counter's key; `tag` is the payer's `shardTag` ('' on a single Redis). */
 export function poolKey(payerId: string, cls: ModelClass, windowKey: string, tag = ''): string {
   return `pool:${payerId}:${cls}:${windowKey}${tag}`;
+}
+
+/** A capped key's spend counter in one window (`kcap:<key>:<windowKey>`); `tag` is its payer's `shardTag`. */
+export function keyCapKey(keyId: string, windowKey: string, tag = ''): string {
+  return `kcap:${keyId}:${windowKey}${tag}`;
 }
 
 /** `poolKey` as a script key. */
@@ -299,6 +355,7 @@ export class RedisPoolStore implements PoolStore {
     this.#redis.defineCommand('svcRaise', { lua: raiseScript });
     this.#redis.defineCommand('svcLease', { lua: leaseScript });
     this.#redis.defineCommand('svcRelease', { lua: releaseScript });
+    this.#redis.defineCommand('svcCheckpoint', { lua: checkpointScript });
   }
 
   /** Called with the reconciliation to run when an admission finds the pools unreconciled (the sweeper's). */
@@ -324,11 +381,16 @@ export class RedisPoolStore implements PoolStore {
     await Promise.all(this.#shards.map((tag) => this.#redis.set(`${EPOCH}${tag}`, now)));
   }
 
-  /** Raises each pool to at least what the ledger billed in its window, then marks the pools reconciled. */
-  async raiseToLedger(floors: readonly LedgerFloor[], windows: CurrentWindows): Promise<number> {
+  /**
+   * Raises each pool, and each capped key's day and month counters, to at least what the ledger billed in
+   * its window, then marks the pools reconciled: admission (which waits for the mark) never sees a lost
+   * counter, so neither a pool nor a key cap hands its window out again.
+   */
+  async raiseToLedger(floors: readonly LedgerFloor[], windows: CurrentWindows, keyFloors: readonly KeyCapFloor[] = []): Promise<number> {
     const expiries = poolWindows.map((window) => windows[window].resetsAt.getTime() + POOL_KEY_SLACK_MS);
-    const results = await Promise.all(
-      floors.map((floor) =>
+    const keyExpiries = keyCapWindows.map((window) => windows[window].resetsAt.getTime() + POOL_KEY_SLACK_MS);
+    const results = await Promise.all([
+      ...floors.map((floor) =>
         this.#redis.svcRaise(
           3,
           ...poolWindows.map((window) => poolKey(floor.payerId, floor.class, windows[window].key, this.#tag(floor.payerId))),
@@ -336,7 +398,15 @@ export class RedisPoolStore implements PoolStore {
           ...expiries,
         ),
       ),
-    );
+      ...keyFloors.map((floor) =>
+        this.#redis.svcRaise(
+          2,
+          ...keyCapWindows.map((window) => keyCapKey(floor.keyId, windows[window].key, this.#tag(floor.payerId))),
+          ...keyCapWindows.map((window) => floor.billed[window]),
+          ...keyExpiries,
+        ),
+      ),
+    ]);
     await this.#markReconciled();
     return results.reduce((sum, raised) => sum + raised, 0);
   }
@@ -428,22 +498,6 @@ export class RedisPoolStore implements PoolStore {
     await this.#redis.zrem(`streams:${ref.payerId}${this.#tag(ref.payerId)}`, ...members);
   }
 
-  /**
-   * Checkpoints of streams admitted under a lease: as `checkpoint`, each also listed under its lease
-   * (`lckpt:<lease>`), as those streams have no reservation of their own for the sweeper to find.
-   */
-  async checkpointLeased(items: readonly { ref: ReservationRef; leaseId: string; entry: LedgerEntry }[]): Promise<void> {
-    if (items.length === 0) return;
-    const pipeline = this.#redis.pipeline();
-    for (const { ref, leaseId, entry } of items) {
-      pipeline.set(`ckpt:${ref.requestId}`, JSON.stringify(entry), 'PX', CHECKPOINT_TTL_MS);
-      pipeline.sadd(`lckpt:${leaseId}`, ref.requestId).pexpire(`lckpt:${leaseId}`, CHECKPOINT_TTL_MS);
-    }
-    const results = await pipeline.exec();
-    const failed = results?.find(([error]) => error);
-    if (failed) throw failed[0];
-  }
-
   /** The last checkpoints of the streams admitted under a lease (for the sweeper, when its instance died). */
   async leaseCheckpoints(leaseId: string): Promise<LedgerEntry[]> {
     const ids = await this.#redis.smembers(`lckpt:${leaseId}`);
@@ -486,6 +540,8 @@ export class RedisPoolStore implements PoolStore {
         };
       case 2:
         return { ok: false, reason: 'stream_cap', cap: result[1]! };
+      case 5:
+        return { ok: false, reason: 'key_budget', window: keyCapWindows[result[1]! - 1]!, usedMicros: result[2]!, limitMicros: result[3]! };
       default:
         return { ok: false, reason: 'quota', window: poolWindows[result[1]! - 1]!, usedMicros: result[2]!, limitMicros: result[3]! };
     }
@@ -505,6 +561,8 @@ export class RedisPoolStore implements PoolStore {
     args.key().text('res:index').text(tag).end();
     args.key().text('res:inst:').text(this.#instanceId).text(tag).end();
     args.key().text(EPOCH).text(tag).end();
+    const cap = request.keyCap;
+    if (cap) for (const window of keyCapWindows) args.key().text('kcap:').text(cap.keyId).text(':').text(windows[window].key).text(tag).end();
     args.arg().int(rateRules.length).end();
     for (const rule of rateRules) {
       const { emissionMs, toleranceMs } = gcraParams(rule);
@@ -516,7 +574,13 @@ export class RedisPoolStore implements PoolStore {
     args.arg().text(request.requestId).end();
     args.arg().int(request.reserveMicros).text('|').text(payerId).text('|').text(request.class);
     for (const window of poolWindows) args.text('|').text(windows[window].key);
-    args.text(request.streamCap > 0 ? '|1|' : '|0|').text(this.#instanceId).end();
+    args.text(request.streamCap > 0 ? '|1|' : '|0|').text(this.#instanceId);
+    if (cap) args.text('|k:').text(cap.keyId);
+    args.end();
+    if (cap) {
+      for (const window of keyCapWindows) args.arg().int(cap[window] ?? -1).end();
+      for (const window of keyCapWindows) args.arg().int(windows[window].resetsAt.getTime() + POOL_KEY_SLACK_MS).end();
+    }
   }
 
   async settle(items: readonly { ref: ReservationRef; costMicros: Micros }[]): Promise<boolean[]> {
@@ -536,7 +600,7 @@ export class RedisPoolStore implements PoolStore {
         const args: (string | number)[] = [];
         for (const i of indexes) {
           const { ref, costMicros } = items[i]!;
-          this.#settleArgs(keys, args, ref.requestId, ref.payerId, ref.class, ref.windows, costMicros, this.#instanceId, tag);
+          this.#settleArgs(keys, args, ref.requestId, ref.payerId, ref.class, ref.windows, costMicros, this.#instanceId, tag, ref.capKeyId);
         }
         const existed = await this.#redis.svcSettle(keys.length, ...keys, ...args);
         indexes.forEach((i, j) => (out[i] = existed[j] === 1));
@@ -601,18 +665,35 @@ export class RedisPoolStore implements PoolStore {
     return out;
   }
 
-  async checkpoint(items: readonly { ref: ReservationRef; entry: LedgerEntry }[]): Promise<void> {
-    if (items.length === 0) return;
-    if (this.#cluster) {
-      // A cluster pipeline must stay on one node: one SET each instead (auto-pipelined per node).
-      await Promise.all(items.map(({ ref, entry }) => this.#redis.set(`ckpt:${ref.requestId}${this.#tag(ref.payerId)}`, JSON.stringify(entry), 'PX', CHECKPOINT_TTL_MS)));
-      return;
+  /**
+   * Writes a round of checkpoints: one script call per shard (and per `CHECKPOINT_BATCH`). `listed`: streams
+   * admitted under a lease, to list under it (`lckpt:<lease>`) as those have no reservation of their own for
+   * the sweeper to find — once per stream, with the round's first call (leases are single-Redis only).
+   */
+  async checkpoint(items: readonly { ref: ReservationRef; entry: LedgerEntry }[], listed: readonly { leaseId: string; requestId: string }[] = []): Promise<void> {
+    const calls: { keys: string[]; args: (string | number)[] }[] = [];
+    const open = new Map<string, { keys: string[]; args: (string | number)[] }>();
+    for (const { ref, entry } of items) {
+      const tag = this.#tag(ref.payerId);
+      let call = open.get(tag);
+      if (!call || call.keys.length === CHECKPOINT_BATCH) {
+        call = { keys: [], args: [CHECKPOINT_TTL_MS, 0] };
+        open.set(tag, call);
+        calls.push(call);
+      }
+      call.keys.push(`ckpt:${ref.requestId}${tag}`);
+      call.args.push(JSON.stringify(entry));
     }
-    const pipeline = this.#redis.pipeline();
-    for (const { ref, entry } of items) pipeline.set(`ckpt:${ref.requestId}`, JSON.stringify(entry), 'PX', CHECKPOINT_TTL_MS);
-    const results = await pipeline.exec();
-    const failed = results?.find(([error]) => error);
-    if (failed) throw failed[0];
+    for (const call of calls) call.args[1] = call.keys.length;
+    if (listed.length > 0) {
+      const call = calls[0] ?? { keys: [], args: [CHECKPOINT_TTL_MS, 0] };
+      if (calls.length === 0) calls.push(call);
+      for (const { leaseId, requestId } of listed) {
+        call.keys.push(`lckpt:${leaseId}`);
+        call.args.push(requestId);
+      }
+    }
+    await Promise.all(calls.map(({ keys, args }) => this.#redis.svcCheckpoint(keys.length, ...keys, ...args)));
   }
 
   async settleExpired(requestId: string, costMicros: Micros, payerId?: string): Promise<boolean> {
@@ -620,7 +701,7 @@ export class RedisPoolStore implements PoolStore {
     const tag = this.#tag(payerId ?? '');
     const record = await this.#redis.get(`res:${requestId}${tag}`);
     if (!record) return false;
-    const [, payer, cls, day, week, month, stream, owner] = record.split('|') as [string, string, ModelClass, string, string, string, string, string | undefined];
+    const [, payer, cls, day, week, month, stream, owner, capped] = record.split('|') as [string, string, ModelClass, string, string, string, string, string | undefined, string | undefined];
     const windows = {
       day: { key: day, resetsAt: new Date(0) },
       week: { key: week, resetsAt: new Date(0) },
@@ -628,7 +709,8 @@ export class RedisPoolStore implements PoolStore {
     } as unknown as CurrentWindows;
     const keys: string[] = [];
     const args: (string | number)[] = [];
-    this.#settleArgs(keys, args, requestId, payer, cls, windows, costMicros, owner ?? this.#instanceId, tag);
+    const capKeyId = capped?.startsWith('k:') ? capped.slice(2) : undefined;
+    this.#settleArgs(keys, args, requestId, payer, cls, windows, costMicros, owner ?? this.#instanceId, tag, capKeyId);
     const [existed] = await this.#redis.svcSettle(keys.length, ...keys, ...args);
     // A stream lease's slots are members of their own (`<lease>:<i>`), not the record's id.
     if (requestId.startsWith(LEASE_PREFIX) && Number(stream) > 0) await this.releaseSlots({ requestId, payerId: payer }, 1, Number(stream));
@@ -652,6 +734,7 @@ export class RedisPoolStore implements PoolStore {
     costMicros: Micros,
     owner: string,
     tag: string,
+    capKeyId: string | undefined,
   ): void {
     keys.push(
       `res:${requestId}${tag}`,
@@ -662,6 +745,9 @@ export class RedisPoolStore implements PoolStore {
       `streams:${payerId}${tag}`,
       `ckpt:${requestId}${tag}`,
       `res:inst:${owner}${tag}`,
+      // Untouched placeholders (in the same slot) when the reservation holds no key's counters.
+      capKeyId === undefined ? `kcap:-:d${tag}` : keyCapKey(capKeyId, windows.day.key, tag),
+      capKeyId === undefined ? `kcap:-:m${tag}` : keyCapKey(capKeyId, windows.month.key, tag),
     );
     args.push(
       requestId,

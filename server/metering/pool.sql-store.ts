@@ -7,9 +7,9 @@ import type { ModelClass } from '../config/config.ts';
 import { modelClasses, poolWindows } from '../config/config.ts';
 import type { Micros } from '../config/money.ts';
 import type { Database } from '../db/orm.ts';
-import { LocalGcra } from '../modules/rate-limit/gcra.ts';
+import { LocalGcra } from '../rate-limit/gcra.ts';
 import type { LedgerEntry } from './ledger.ts';
-import type { Admission, AdmissionRequest, ExpiredReservation, PoolStore, PoolUsage, ReservationRef } from './pool.store.ts';
+import { keyCapWindows, type Admission, type AdmissionRequest, type ExpiredReservation, type KeyCapRequest, type PoolStore, type PoolUsage, type ReservationRef } from './pool.store.ts';
 import type { CurrentWindows } from './windows.ts';
 
 const RESERVE_SQL = `
@@ -27,8 +27,8 @@ with locked as (
   where payer_id = ? and class = ? and window_key in (?, ?, ?) and (select ok from verdict)
   returning window_key
 ), reserved as (
-  insert into usage_reservation (request_id, payer_id, class, day_key, week_key, month_key, reserved_micros, stream, expires_at, instance_id)
-  select ?, ?, ?, ?, ?, ?, ?, ?, ?, ? where (select ok from verdict)
+  insert into usage_reservation (request_id, payer_id, class, day_key, week_key, month_key, reserved_micros, stream, expires_at, instance_id, cap_key_id)
+  select ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::uuid where (select ok from verdict)
   returning request_id
 )
 select (select ok from verdict) as ok,
@@ -38,16 +38,46 @@ select (select ok from verdict) as ok,
   (select json_agg(json_build_object('k', window_key, 'u', used_micros)) from locked) as used
 `;
 
+/**
+ * A capped key's day and month counters (issue 51): bumped by the worst case only when both stay within
+ * their caps (a negative cap = none), the rows locked, so concurrent admissions of one key cannot overshoot.
+ */
+const KEY_RESERVE_SQL = `
+with locked as (
+  select window_key, used_micros from key_spend_counter where key_id = ? and window_key in (?, ?) for update
+), limits(window_key, limit_micros, ord) as (
+  values (?::text, ?::bigint, 1), (?::text, ?::bigint, 2)
+), verdict as (
+  select count(*) = 2 and bool_and(m.limit_micros < 0 or l.used_micros + ? <= m.limit_micros) as ok
+  from locked l join limits m on m.window_key = l.window_key
+), bumped as (
+  update key_spend_counter set used_micros = used_micros + ?
+  where key_id = ? and window_key in (?, ?) and (select ok from verdict)
+  returning 1
+)
+select (select ok from verdict) as ok,
+  (select m.ord from locked l join limits m on m.window_key = l.window_key
+   where m.limit_micros >= 0 and l.used_micros + ? > m.limit_micros order by m.ord limit 1) as failed,
+  (select json_agg(json_build_object('k', window_key, 'u', used_micros)) from locked) as used
+`;
+
+/** Moves the key's counters with its reservation: data-modifying CTEs run whether or not they are read. */
+const SETTLE_KEY_CTE = `k as (
+  update key_spend_counter c set used_micros = greatest(0, c.used_micros + ? - r.reserved_micros)
+  from r where r.cap_key_id is not null and c.key_id = r.cap_key_id and c.window_key in (r.day_key, r.month_key)
+  returning 1
+)`;
+
 /** Moves only a reservation that still exists (see `PoolStore.settle`): a second settlement changes nothing. */
 const SETTLE_SQL = `
-with r as (delete from usage_reservation where request_id = ? returning reserved_micros)
+with r as (delete from usage_reservation where request_id = ? returning reserved_micros, cap_key_id, day_key, month_key), ${SETTLE_KEY_CTE}
 update usage_counter set used_micros = greatest(0, used_micros + ? - (select reserved_micros from r))
 where payer_id = ? and class = ? and window_key in (?, ?, ?) and exists (select 1 from r)
 returning 1 as existed
 `;
 
 const SETTLE_EXPIRED_SQL = `
-with r as (delete from usage_reservation where request_id = ? returning *)
+with r as (delete from usage_reservation where request_id = ? returning *), ${SETTLE_KEY_CTE}
 update usage_counter c set used_micros = greatest(0, c.used_micros + ? - r.reserved_micros)
 from r where c.payer_id = r.payer_id and c.class = r.class and c.window_key in (r.day_key, r.week_key, r.month_key)
 returning 1 as done
@@ -91,17 +121,28 @@ export class SqlPoolStore implements PoolStore {
       this.#ensured.add(ensuredKey);
     }
     const n = request.reserveMicros;
-    const [row] = await this.#execute<{ ok: boolean; failed: number | null; reserved: number | string; used: { k: string; u: number | string }[] | string | null }>(
-      RESERVE_SQL,
-      [
-        payerId, cls, ...keys,
-        keys[0], limits.day, keys[1], limits.week, keys[2], limits.month,
-        n,
-        n, payerId, cls, ...keys,
-        request.requestId, payerId, cls, ...keys, n, request.streamCap > 0, new Date(Date.now() + request.ttlMs), this.#instanceId,
-        n,
-      ],
-    );
+    const cap = request.keyCap;
+    if (cap) {
+      const refused = await this.#reserveKey(cap, windows, n);
+      if (refused) return refused;
+    }
+    let row: { ok: boolean; failed: number | null; reserved: number | string; used: { k: string; u: number | string }[] | string | null } | undefined;
+    try {
+      [row] = await this.#execute<NonNullable<typeof row>>(
+        RESERVE_SQL,
+        [
+          payerId, cls, ...keys,
+          keys[0], limits.day, keys[1], limits.week, keys[2], limits.month,
+          n,
+          n, payerId, cls, ...keys,
+          request.requestId, payerId, cls, ...keys, n, request.streamCap > 0, new Date(Date.now() + request.ttlMs), this.#instanceId, cap?.keyId ?? null,
+          n,
+        ],
+      );
+      } catch (error) {
+      if (cap) await this.#releaseKey(cap.keyId, windows, n).catch(() => undefined);
+      throw error;
+    }
     if (row?.ok && Number(row.reserved) === 1) {
       if (request.streamCap > 0) {
         let set = this.#streams.get(payerId);
@@ -110,6 +151,7 @@ export class SqlPoolStore implements PoolStore {
       }
       return { ok: true, rate };
     }
+    if (cap) await this.#releaseKey(cap.keyId, windows, n);
     const index = (row?.failed ?? 1) - 1;
     const window = poolWindows[index]!;
     const used = typeof row?.used === 'string' ? (JSON.parse(row.used) as { k: string; u: number }[]) : (row?.used ?? []);
@@ -117,12 +159,39 @@ export class SqlPoolStore implements PoolStore {
     return { ok: false, reason: 'quota', window, usedMicros, limitMicros: limits[window] };
   }
 
+  /** Reserves `micros` against the key's caps; the refusal, or null when reserved. */
+  async #reserveKey(cap: KeyCapRequest, windows: CurrentWindows, micros: Micros): Promise<Admission | null> {
+    const keys = keyCapWindows.map((window) => windows[window].key);
+    await this.#execute(`insert into key_spend_counter (key_id, window_key, used_micros) values (?, ?, 0), (?, ?, 0) on conflict do nothing`, keys.flatMap((key) => [cap.keyId, key]));
+    const [row] = await this.#execute<{ ok: boolean; failed: number | null; used: { k: string; u: number | string }[] | string | null }>(KEY_RESERVE_SQL, [
+      cap.keyId, ...keys,
+      keys[0], cap.day ?? -1, keys[1], cap.month ?? -1,
+      micros,
+      micros, cap.keyId, ...keys,
+      micros,
+    ]);
+    if (row?.ok) return null;
+    const index = (row?.failed ?? 1) - 1;
+    const window = keyCapWindows[index]!;
+    const used = typeof row?.used === 'string' ? (JSON.parse(row.used) as { k: string; u: number }[]) : (row?.used ?? []);
+    return { ok: false, reason: 'key_budget', window, usedMicros: Number(used.find((entry) => entry.k === keys[index])?.u ?? 0), limitMicros: cap[window] ?? 0 };
+  }
+
+  /** Gives back a key reservation whose pools refused the request. */
+  async #releaseKey(keyId: string, windows: CurrentWindows, micros: Micros): Promise<void> {
+    await this.#execute(`update key_spend_counter set used_micros = greatest(0, used_micros - ?) where key_id = ? and window_key in (?, ?)`, [
+      micros,
+      keyId,
+      ...keyCapWindows.map((window) => windows[window].key),
+    ]);
+  }
+
   async settle(items: readonly { ref: ReservationRef; costMicros: Micros }[]): Promise<boolean[]> {
     const out: boolean[] = [];
     for (const { ref, costMicros } of items) {
       if (ref.stream) this.#streams.get(ref.payerId)?.delete(ref.requestId);
       const { day, week, month } = ref.windows;
-      const rows = await this.#execute(SETTLE_SQL, [ref.requestId, costMicros, ref.payerId, ref.class, day.key, week.key, month.key]);
+      const rows = await this.#execute(SETTLE_SQL, [ref.requestId, costMicros, costMicros, ref.payerId, ref.class, day.key, week.key, month.key]);
       out.push(rows.length > 0);
     }
     return out;
@@ -167,7 +236,7 @@ export class SqlPoolStore implements PoolStore {
 
   async settleExpired(requestId: string, costMicros: Micros): Promise<boolean> {
     for (const set of this.#streams.values()) set.delete(requestId);
-    const rows = await this.#execute(SETTLE_EXPIRED_SQL, [requestId, costMicros]);
+    const rows = await this.#execute(SETTLE_EXPIRED_SQL, [requestId, costMicros, costMicros]);
     return rows.length > 0;
   }
 

@@ -10,7 +10,7 @@
  */
 import type { ModelClass, PoolWindow } from '../config/config.ts';
 import type { Micros } from '../config/money.ts';
-import type { RateDecision, RateRule } from '../modules/rate-limit/gcra.ts';
+import type { RateDecision, RateRule } from '../rate-limit/gcra.ts';
 import type { LedgerEntry } from './ledger.ts';
 import type { CurrentWindows } from './windows.ts';
 
@@ -28,13 +28,33 @@ export interface AdmissionRequest {
   streamCap: number;
   /** Reservation lifetime before the sweeper may reclaim it. */
   ttlMs: number;
+  /**
+   * The calling key's own spend caps (issue 51), reserved in the same atomic step as the pools; absent for
+   * keys without caps. A request with caps (or a key rpm) never goes under an admission lease: the
+   * lease's pre-reserved budget would let a key overshoot across instances.
+   */
+  keyCap?: KeyCapRequest;
+  /** Admit one request at a time in the store's atomic step (no lease): keys with limits. */
+  exact?: boolean;
 }
+
+/** A key's day and month caps (micros; null = no cap in that window), counted per key and window. */
+export interface KeyCapRequest {
+  keyId: string;
+  day: Micros | null;
+  month: Micros | null;
+}
+
+/** The windows a key's spend is capped in. */
+export const keyCapWindows = ['day', 'month'] as const;
+export type KeyCapWindow = (typeof keyCapWindows)[number];
 
 export type Admission =
   | { ok: true; rate: RateDecision }
   | { ok: false; reason: 'rate_limited'; rate: RateDecision }
   | { ok: false; reason: 'stream_cap'; cap: number }
-  | { ok: false; reason: 'quota'; window: PoolWindow; usedMicros: Micros; limitMicros: Micros };
+  | { ok: false; reason: 'quota'; window: PoolWindow; usedMicros: Micros; limitMicros: Micros }
+  | { ok: false; reason: 'key_budget'; window: KeyCapWindow; usedMicros: Micros; limitMicros: Micros };
 
 /** What settlement needs to find the reservation again. */
 export interface ReservationRef {
@@ -43,6 +63,8 @@ export interface ReservationRef {
   class: ModelClass;
   windows: CurrentWindows;
   stream: boolean;
+  /** The capped key whose day and month counters this reservation also holds (see `AdmissionRequest.keyCap`). */
+  capKeyId?: string;
 }
 
 export interface PoolUsage {
@@ -61,7 +83,7 @@ export interface ExpiredReservation {
   reservedMicros: Micros;
   /** The instance that made it (null for reservations older than heartbeats). */
   instanceId: string | null;
-  /** The last checkpoint of a stream (what it had produced, as a ledger row), or null. */
+  /** The last checkpoint of a stream (what it had produced, as a ledger row) or of a finished turn, or null. */
   checkpoint: LedgerEntry | null;
 }
 
@@ -80,8 +102,9 @@ export interface PoolStore {
    */
   settle(items: readonly { ref: ReservationRef; costMicros: Micros }[]): Promise<boolean[]>;
   /**
-   * Records what running streams have produced so far (as the ledger row the sweeper would write if their
-   * instance died). Overwrites the previous checkpoint; settlement removes it with the reservation.
+   * Records what running streams have produced so far, and finished turns' rows until settlement writes
+   * them (`final`), as the ledger row the sweeper would write if their instance died. Overwrites the
+   * previous checkpoint; settlement removes it with the reservation.
    */
   checkpoint(items: readonly { ref: ReservationRef; entry: LedgerEntry }[]): Promise<void>;
   /** Reservations past their TTL, oldest first, with their last checkpoint. */
@@ -100,11 +123,11 @@ export interface PoolStore {
   /** Used micros of the current windows (reservations included), for every class. */
   read(payerId: string, windows: CurrentWindows): Promise<PoolUsage[]>;
   /**
-   * Raises pool counters that fell below what the ledger billed in the same window (a Redis restart or
-   * flush lost them). Never lowers a counter: it may hold reservations of requests still running. Absent
-   * when the counters live in the same database as the ledger.
+   * Raises pool counters, and capped keys' spend counters, that fell below what the ledger billed in the
+   * same window (a Redis restart or flush lost them). Never lowers a counter: it may hold reservations of
+   * requests still running. Absent when the counters live in the same database as the ledger.
    */
-  raiseToLedger?(floors: readonly LedgerFloor[], windows: CurrentWindows): Promise<number>;
+  raiseToLedger?(floors: readonly LedgerFloor[], windows: CurrentWindows, keyFloors?: readonly KeyCapFloor[]): Promise<number>;
   /** Stores that can lose their counters (Redis): how to reconcile when an admission finds them lost. */
   whenUnreconciled?(reconcile: () => Promise<unknown>): void;
   /** The admission lease a turn was admitted under (its ledger row names it); absent without leases. */
@@ -120,4 +143,12 @@ export interface LedgerFloor {
   payerId: string;
   class: ModelClass;
   billed: Record<PoolWindow, Micros>;
+}
+
+/** What the ledger billed one capped key in its current day and month (what its spend counters count). */
+export interface KeyCapFloor {
+  keyId: string;
+  /** Whose pools the key spends: its counters live in that payer's shard. */
+  payerId: string;
+  billed: Record<KeyCapWindow, Micros>;
 }

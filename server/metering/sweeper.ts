@@ -3,23 +3,32 @@
  * of an instance that stopped (killed, crashed, cut off) are settled within seconds of its silence (a dead
  * instance's stream slots are freed with them), and any reservation past its TTL too. Each is settled: to the cost of
  * their ledger row when it was written (the instance died between the ledger and Redis), else to their
- * last checkpoint — what the stream had produced a few seconds before the crash, written as an
- * `abandoned` row marked `estimated` — else released at zero. Safe to run on every instance at once: the
- * store lets exactly one sweeper claim each reservation.
+ * last checkpoint — a finished turn's own row whose ledger write died with the instance (written as
+ * recorded), or what a stream had delivered at most a second before the crash (written as an `abandoned`
+ * row marked `estimated`), capped at the reservation — else released at zero (no checkpoint: nothing had
+ * been delivered). Safe to run on every instance at once: the
+ * store lets exactly one sweeper claim each reservation. Turns paid from prepaid credit hold their credit
+ * (`credit_hold`) instead of a pool reservation: a hold past its TTL is settled the same way, its unused
+ * credit returned by whichever of the turn and the sweepers ends it first.
  *
- * It also reconciles pool counters against the ledger (SECURITY "reconcile Redis counters against the
- * ledger"): after a Redis restart or flush the counters would otherwise start at zero and hand out the
- * window again.
+ * It also reconciles pool counters, and capped keys' spend counters, against the ledger (SECURITY
+ * "reconcile Redis counters against the ledger"): after a Redis restart or flush the counters would
+ * otherwise start at zero and hand out the window again. And it keeps the ledger's monthly partitions made ahead (the server makes them at start too).
  */
 import type { FastifyBaseLogger as Logger } from 'fastify';
 import type { Config } from '../config/config.ts';
+import type { Micros } from '../config/money.ts';
+import { ensureLedgerPartitions } from '../db/ledger-upkeep.ts';
 import type { Database } from '../db/orm.ts';
-import { insertLedgerRows, type LedgerEntry } from './ledger.ts';
+import type { CreditPayment } from './admission.ts';
+import { billedInWindows, insertLedgerRows, keyBilledInWindows, type LedgerEntry } from './ledger.ts';
 import { LEASE_PREFIX } from './pool.leasing-store.ts';
-import type { ExpiredReservation, LedgerFloor, PoolStore } from './pool.store.ts';
+import type { ExpiredReservation, KeyCapFloor, LedgerFloor, PoolStore } from './pool.store.ts';
 import type { PoolWindows } from './windows.ts';
 
 const RECONCILE_INTERVAL_MS = 5 * 60_000;
+/** Partitions are made two months ahead: a few looks a day leave weeks to spare. */
+const PARTITIONS_INTERVAL_MS = 6 * 3_600_000;
 const HEARTBEAT_MS = 2_000;
 const PAGE = 100;
 
@@ -30,12 +39,16 @@ export class Sweeper {
   readonly #log: Logger;
   readonly #currency: string;
   readonly #sweepMs: number;
+  /** Credit-paid turns hold their credit outside the pools: their holds are swept the same way. */
+  readonly #credit: CreditPayment | undefined;
   #sweepTimer: NodeJS.Timeout | null = null;
   #reconcileTimer: NodeJS.Timeout | null = null;
   #heartbeatTimer: NodeJS.Timeout | null = null;
+  #partitionTimer: NodeJS.Timeout | null = null;
 
-  constructor(config: Config, db: Database, store: PoolStore, windows: PoolWindows, log: Logger) {
+  constructor(config: Config, db: Database, store: PoolStore, windows: PoolWindows, log: Logger, credit?: CreditPayment) {
     this.#db = db;
+    this.#credit = credit;
     this.#store = store;
     this.#windows = windows;
     this.#log = log;
@@ -67,12 +80,16 @@ export class Sweeper {
       setImmediate(reconcile);
       this.#reconcileTimer = setInterval(reconcile, RECONCILE_INTERVAL_MS).unref();
     }
+    this.#partitionTimer = setInterval(
+      () => void ensureLedgerPartitions(this.#db).catch((error: unknown) => this.#log.warn({ err: error }, 'could not make the ledger partitions ahead')),
+      PARTITIONS_INTERVAL_MS,
+    ).unref();
     this.#sweepTimer = setInterval(() => void this.sweep().catch((error: unknown) => this.#log.warn({ err: error }, 'reservation sweep failed')), this.#sweepMs).unref();
   }
 
   /** Stops the timers. Call `leave()` once settlement has flushed everything this instance held. */
   close(): void {
-    for (const timer of [this.#sweepTimer, this.#reconcileTimer, this.#heartbeatTimer]) if (timer) clearInterval(timer);
+    for (const timer of [this.#sweepTimer, this.#reconcileTimer, this.#heartbeatTimer, this.#partitionTimer]) if (timer) clearInterval(timer);
   }
 
   /** Tells the other instances this one stopped cleanly (nothing of its own is left to sweep). */
@@ -80,7 +97,7 @@ export class Sweeper {
     return this.#store.leave();
   }
 
-  /** Settles the reservations of dead instances and those past their TTL. Returns how many it took. */
+  /** Settles the reservations of dead instances and those past their TTL, then expired credit holds. Returns how many it took. */
   async sweep(now = Date.now()): Promise<number> {
     let done = 0;
     for (const source of [() => this.#store.orphaned(PAGE), () => this.#store.expired(now, PAGE)]) {
@@ -91,18 +108,27 @@ export class Sweeper {
         done += await this.#settle(batch);
       }
     }
+    const credit = this.#credit;
+    if (credit) {
+      for (let round = 0; round < 1000; round++) {
+        const batch = await credit.expired(now, PAGE);
+        if (batch.length === 0) break;
+        done += await this.#settleAbandoned(batch, (reservation, costMicros) => credit.settleExpired(reservation.requestId, reservation.payerId, costMicros), true);
+      }
+    }
     return done;
   }
 
   async #settle(all: ExpiredReservation[]): Promise<number> {
     // Admission leases of a dead instance: settled to what the ledger billed under them (the rest returns),
-    // their streams that were still running billed first from their last checkpoint, as exact ones are.
+    // their streams that were still running and their turns whose ledger row died with it billed first
+    // from their last checkpoint, as exact ones are.
     const leases = all.filter((r) => r.requestId.startsWith(LEASE_PREFIX));
     for (const lease of leases) {
       const checkpoints = (await this.#store.leaseCheckpoints?.(lease.requestId)) ?? [];
       if (checkpoints.length > 0) {
         // Unique on the turn id: a stream that settled before the crash keeps its own row.
-        const rows = checkpoints.map((entry) => ({ ...entry, leaseId: lease.requestId, status: 'abandoned' as const, estimated: true, costMicros: Math.min(entry.costMicros, entry.reservedMicros) }));
+        const rows = checkpoints.map((entry) => ({ ...checkpointRow(entry, entry.reservedMicros), leaseId: lease.requestId }));
         await insertLedgerRows(this.#db, this.#currency, rows);
       }
       const [row] = await this.#db.orm.em
@@ -114,7 +140,22 @@ export class Sweeper {
       }
     }
     const expired = all.filter((r) => !r.requestId.startsWith(LEASE_PREFIX));
-    if (expired.length === 0) return all.length;
+    if (expired.length > 0) await this.#settleAbandoned(expired, (reservation, costMicros) => this.#store.settleExpired(reservation.requestId, costMicros, reservation.payerId), false);
+    return all.length;
+  }
+
+  /**
+   * Settles reservations (or credit holds, `paidFromCredit`) nobody settled: to their ledger row's cost when
+   * the row was written, else to their last checkpoint, else at zero. The ledger row first (unique on the
+   * turn id), then the reservation: a crash in between leaves a row and a reservation, which the next sweep
+   * settles to that row's cost. Two sweepers racing write one row and only the one that claims the
+   * reservation (`claim`) moves the pools or returns the credit.
+   */
+  async #settleAbandoned(
+    expired: readonly ExpiredReservation[],
+    claim: (reservation: ExpiredReservation, costMicros: number) => Promise<boolean>,
+    paidFromCredit: boolean,
+  ): Promise<number> {
     const ids = expired.map((r) => r.requestId);
     const rows = await this.#db.orm.em
       .getConnection()
@@ -128,18 +169,17 @@ export class Sweeper {
     for (const reservation of expired) {
       const written = settled.get(reservation.requestId);
       const entry = written === undefined ? abandonedEntry(reservation) : null;
-      // The ledger row first (unique on the turn id), then the pools: a crash in between leaves a row and a
-      // reservation, which the next sweep settles to that row's cost. Two sweepers racing write one row and
-      // only the one that claims the reservation moves the pools.
+      if (entry && paidFromCredit) entry.paidFromCredit = true;
       if (entry) await insertLedgerRows(this.#db, this.#currency, [entry]);
-      const claimed = await this.#store.settleExpired(reservation.requestId, written ?? entry!.costMicros, reservation.payerId);
+      const claimed = await claim(reservation, written ?? entry!.costMicros);
       if (claimed && entry) abandoned.push(entry);
     }
     if (abandoned.length > 0) {
       const billed = abandoned.filter((entry) => entry.costMicros > 0).length;
-      this.#log.warn({ count: abandoned.length, billedAtCheckpoint: billed }, 'settled reservations abandoned by a dead instance');
+      const finished = abandoned.filter((entry) => entry.final).length;
+      this.#log.warn({ count: abandoned.length, billedAtCheckpoint: billed, paidFromCredit, finished }, 'settled reservations abandoned by a dead instance');
     }
-    return all.length;
+    return expired.length;
   }
 
   /**
@@ -149,38 +189,27 @@ export class Sweeper {
   async reconcile(now = Date.now()): Promise<number> {
     if (!this.#store.raiseToLedger) return 0;
     const current = this.#windows.at(now);
-    const since = new Date(Math.min(current.week.startsAt.getTime(), current.month.startsAt.getTime()));
-    // A row counts in the window its turn was admitted (and reserved) in — the one settlement charged —
-    // not the one it was written in: a request straddling midnight is yesterday's.
-    const rows = await this.#db.orm.em.getConnection().execute<{ payer_id: string; class: 'fast' | 'premium'; day: string | null; week: string | null; month: string | null }[]>(
-      `select payer_id, class,
-         coalesce(sum(cost_micros) filter (where admitted_at >= ?), 0) as day,
-         coalesce(sum(cost_micros) filter (where admitted_at >= ?), 0) as week,
-         coalesce(sum(cost_micros) filter (where admitted_at >= ?), 0) as month
-       from (select payer_id, class, cost_micros, created_at - latency_ms * interval '1 millisecond' as admitted_at
-             from usage_ledger where created_at >= ? and cost_micros > 0) as billed
-       group by payer_id, class`,
-      [current.day.startsAt, current.week.startsAt, current.month.startsAt, since],
-      'all',
-    );
-    const floors: LedgerFloor[] = rows.map((row) => ({
-      payerId: row.payer_id,
-      class: row.class,
-      billed: { day: Number(row.day), week: Number(row.week), month: Number(row.month) },
-    }));
+    const [floors, keyFloors]: [LedgerFloor[], KeyCapFloor[]] = await Promise.all([billedInWindows(this.#db, current), keyBilledInWindows(this.#db, current)]);
     // Called with no floors too: the store then only marks the pools reconciled.
-    const raised = await this.#store.raiseToLedger(floors, current);
+    const raised = await this.#store.raiseToLedger(floors, current, keyFloors);
     if (raised > 0) this.#log.warn({ raised }, 'pool counters were below the ledger (Redis lost data?); raised them');
     return raised;
   }
 }
 
+/**
+ * The row a checkpoint stands for, its cost capped by the reservation: a finished turn's (`final`) as it was
+ * recorded; a running stream's as `abandoned`, an estimate of what it had delivered.
+ */
+function checkpointRow(checkpoint: LedgerEntry, reservedMicros: Micros): LedgerEntry {
+  const costMicros = Math.min(checkpoint.costMicros, reservedMicros);
+  return checkpoint.final ? { ...checkpoint, costMicros } : { ...checkpoint, status: 'abandoned', estimated: true, costMicros };
+}
+
 /** The row for a reservation nobody settled: its last checkpoint (capped by the reservation), or a zero row. */
 function abandonedEntry(reservation: ExpiredReservation): LedgerEntry {
   const checkpoint = reservation.checkpoint;
-  if (checkpoint) {
-    return { ...checkpoint, requestId: reservation.requestId, status: 'abandoned', estimated: true, costMicros: Math.min(checkpoint.costMicros, reservation.reservedMicros) };
-  }
+  if (checkpoint) return { ...checkpointRow(checkpoint, reservation.reservedMicros), requestId: reservation.requestId };
   return {
     requestId: reservation.requestId,
     clientRequestId: null,

@@ -6,11 +6,11 @@
  */
 import type { ModelClass } from '../config/config.ts';
 import type { Micros } from '../config/money.ts';
-import type { Principal } from '../modules/identity/principal.ts';
-import type { RateDecision } from '../modules/rate-limit/gcra.ts';
+import type { Principal } from '../authz/principal.ts';
+import type { RateDecision } from '../rate-limit/gcra.ts';
 import type { ReservationRef } from './pool.store.ts';
 import type { LedgerStatus, MeterUnit, Product } from './ledger.ts';
-import type { TokenRates } from './pricing.ts';
+import { costStamp, type TokenRates } from './pricing.ts';
 
 export type { LedgerStatus, MeterUnit, Product } from './ledger.ts';
 
@@ -45,6 +45,8 @@ export interface Turn {
   traceId: string;
   /** What the client sent as `x-svc-request-id`, if anything: kept on the ledger row for tracing. */
   clientRequestId: string | null;
+  /** The caller's address (socket peer, or `X-Forwarded-For` from a trusted proxy): on the ledger row for organisation keys. */
+  ip: string;
   product: Product;
   principal: Principal;
   model: MeteredModel;
@@ -62,6 +64,8 @@ export interface Turn {
   worstCase: Metered;
   reservedMicros: Micros;
   ref: ReservationRef | null;
+  /** The pools were exhausted and the payer's credit pays the turn (admission.ts): `ref` stays null. */
+  paidFromCredit: boolean;
   /** The rate-limit decision that admitted it, for `x-ratelimit-*` headers. */
   rate: RateDecision | null;
   /** What was produced; null until the executor knows (then settlement asks the executor to measure). */
@@ -74,10 +78,29 @@ export interface Turn {
   /** Anything reached the client. */
   output: boolean;
   status: LedgerStatus;
+  /** What the client was told when the turn failed (the envelope's `code` and `stage`); null while it has not. */
+  failure: TurnFailure | null;
   settled: boolean;
+}
+
+export interface TurnFailure {
+  code: string;
+  stage: string;
 }
 
 /** The `server-timing` header of a reply (milliseconds, three decimals): svc's own steps apart from the upstream's. */
 export function serverTiming(turn: Turn, upstreamMs: number): string {
   return `auth;dur=${turn.authMs.toFixed(3)}, admit;dur=${turn.admitMs.toFixed(3)}, upstream;dur=${upstreamMs.toFixed(3)}`;
+}
+
+const noHeaders: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+/**
+ * A reply's receipt: `x-svc-cost` (integer micro-units) and `x-svc-cost-currency`, the cost its ledger row
+ * records (`turnCost`, from the usage already in hand: no lookup). None while the usage is not known yet (a
+ * reply whose tokens settlement counts).
+ */
+export function costHeaders(turn: Turn): Record<string, string> {
+  const stamp = costStamp(turn);
+  return stamp === null ? noHeaders : { 'x-svc-cost': String(stamp.amount_micros), 'x-svc-cost-currency': stamp.currency };
 }

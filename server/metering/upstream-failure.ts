@@ -32,11 +32,6 @@ export class UpstreamFailure extends Error {
   }
 }
 
-/** The code for a non-2xx upstream status, where no body or headers are at hand (`upstreamHttpFailure` has more). */
-export function upstreamStatusCode(status: number): ErrorCode {
-  return upstreamHttpFailure(status, '', undefined).code;
-}
-
 /** The upstream refused the request itself: another deployment of the same model would refuse it too. */
 export function isRequestRejection(status: number): boolean {
   return status === 400 || status === 413 || status === 422;

@@ -1,7 +1,6 @@
 /**
  * What svc allocates per request, by site: a measure that does not drift with the VM's speed, unlike
- * time and CPU (test/bench/RESULTS.md, seventh pass: the same build's CPU per chunk moved by 30 % from one
- * run to the next). Fewer bytes per request means fewer scavenges and less GC CPU under load.
+ * time and CPU (the same build's CPU per chunk has moved by 30 % from one run to the next on a shared VM). Fewer bytes per request means fewer scavenges and less GC CPU under load.
  *
  *   node test/bench/alloc.ts [s1|s4] [--requests=3000] [--survivors]
  *

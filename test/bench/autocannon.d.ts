@@ -8,6 +8,15 @@ declare module 'autocannon' {
     connections?: number;
     pipelining?: number;
     duration?: number;
+    /** Requests a second over all connections (an open loop). */
+    overallRate?: number;
+    requests?: {
+      method?: string;
+      path?: string;
+      headers?: Record<string, string>;
+      body?: string;
+      onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string>) => void;
+    }[];
   }
   interface Result {
     duration: number;
@@ -16,6 +25,8 @@ declare module 'autocannon' {
     non2xx: number;
     '2xx': number;
     requests: { average: number; total: number };
+    /** Milliseconds. */
+    latency: { p50: number; p99: number };
   }
   function autocannon(options: Options): Promise<Result>;
   export default autocannon;

@@ -3,7 +3,7 @@
  * through `direct`, the passthrough, the passthrough made to spin `--burn-us` of CPU per relayed chunk (and
  * nothing else: its way to the upstream is the passthrough's), and svc, rounds interleaved, in one run.
  * When the burning passthrough's CPU per chunk matches svc's and its first token comes as late, what svc
- * adds is what any Node relay that busy would add on this core (test/bench/RESULTS.md, seventeenth pass).
+ * adds is what any Node relay that busy would add on this core.
  *
  *   node test/bench/burn.ts [streams=500] [rounds=4] [--burn-us=5]
  *

@@ -1,13 +1,15 @@
 /**
  * Instructions per request, svc against the bare passthrough: a CPU measure that does not drift with the
- * VM's speed. On this VM the same build's CPU per chunk moves by a third from one run to the next
- * (test/bench/RESULTS.md, seventh pass), so a change of a few percent cannot be seen in time; valgrind's callgrind
- * counts instructions, and gives the same count run after run.
+ * VM's speed. On a shared VM the same build's CPU per chunk moves by a third from one run to the next, so a
+ * change of a few percent cannot be seen in time; valgrind's callgrind counts instructions, and gives the same
+ * count run after run.
  *
- *   node test/bench/instr.ts [s1|s4] [--requests=1000] [--warm-up=5] [--systems=passthrough,svc] [--svc-node-flags=…] [--top=25]
+ *   node test/bench/instr.ts [s1|s4|paths] [--requests=1000] [--warm-up=5] [--systems=passthrough,svc] [--svc-node-flags=…] [--top=25]
  *
  * `s1`: sequential non-streaming chat requests (S1's body); `s4`: streams of 100 chunks, 10 at a time,
  * 50 ms apart (slow enough that each chunk is its own read under valgrind, which runs svc ~50× slower).
+ * `paths`: one svc (no passthrough), chat then search over REST then search over MCP (paths.ts's calls), each
+ * warmed up and counted on its own, one dump each: what a search costs over a chat turn, in the same process.
  * Each system runs under `valgrind --tool=callgrind` with counting off; after the warm-up (5× the measured
  * load) counting is switched on for the measured load and the counts are dumped. Every thread counts, the
  * garbage collector's and the compiler's too, as in the bench's CPU figures; the kernel's work does not.
@@ -17,7 +19,7 @@
  *
  * What is exact and what is not: the instructions a function takes per request are the same run after run,
  * so a change shows in its own lines (the stringifier went from 28 k to 9 k instructions per request when
- * the upstream body stopped being serialised: test/bench/RESULTS.md, eighth pass). The totals are not: V8
+ * the upstream body stopped being serialised). The totals are not: V8
  * keeps optimising and deoptimising code long after the warm-up, more so under valgrind, and the tier a
  * function runs in moves the built-ins' share: svc's S1 gave 527–642 k instructions per request without
  * the compiler over eight runs. The compiler is printed on its own line and left out of the second total.
@@ -28,11 +30,13 @@ import { resolve } from 'node:path';
 import { sequential, streams } from './load.ts';
 import { pinSelf } from './procs.ts';
 import { plainBody, streamBody } from './scenarios.ts';
+import { searchCalls, sequentialCalls, type Call } from './search.ts';
 import { startSvc } from './svc.ts';
+import { startScriptedSearxng } from '../fixtures/scripted-searxng.ts';
 import { LOAD_CORE, ROOT, startPassthrough, startUpstream, type System } from './systems.ts';
 
 const mode = process.argv.slice(2).find((arg) => !arg.startsWith('--')) ?? 's1';
-if (mode !== 's1' && mode !== 's4') throw new Error('usage: node test/bench/instr.ts [s1|s4] [--requests=1000] [--systems=passthrough,svc]');
+if (mode !== 's1' && mode !== 's4' && mode !== 'paths') throw new Error('usage: node test/bench/instr.ts [s1|s4|paths] [--requests=1000] [--systems=passthrough,svc]');
 const option = (name: string) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
 const requests = Number(option('requests') ?? (mode === 's1' ? 1000 : 20));
 const systems = (option('systems') ?? 'passthrough,svc').split(',');
@@ -52,7 +56,7 @@ const wrap = ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--smc-check
 
 /** The measured load, `times` over: `requests` requests, or `requests` streams. Returns what one pass relays (requests or chunks). */
 async function load(system: System, times: number): Promise<number> {
-  if (mode === 's1') {
+  if (mode !== 's4') {
     await sequential(system.target(false), plainBody, requests * times, 0);
     return requests;
   }
@@ -105,8 +109,8 @@ const KINDS: [kind: string, test: RegExp][] = [
   ['libc', /libc\.so|libstdc\+\+|libm\.so|ld-linux/],
 ];
 
-function report(name: string, pid: number, units: number): string {
-  const [dump] = readdirSync(OUT).filter((file) => file.startsWith(`callgrind.${pid}.`));
+function report(name: string, pid: number, units: number, nth = 1): string {
+  const dump = readdirSync(OUT).find((file) => file === `callgrind.${pid}.${nth}`);
   if (!dump) throw new Error(`no callgrind dump for ${name} (pid ${pid}) in ${OUT}`);
   const annotated = spawnSync('callgrind_annotate', ['--threshold=100', resolve(OUT, dump)], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout;
   const jit = jitNames(pid);
@@ -124,14 +128,15 @@ function report(name: string, pid: number, units: number): string {
     const fn = address ? (jit(parseInt(address[1]!, 16)) ?? 'JS: (code no longer mapped)') : nativeName(match[2]!);
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + count);
   }
-  const scale = mode === 's1' ? 1 / units : 1000 / units;
-  const per = (count: number) => Math.round(count * scale).toLocaleString('en').padStart(mode === 's1' ? 9 : 12);
+  const perRequest = mode !== 's4';
+  const scale = perRequest ? 1 / units : 1000 / units;
+  const per = (count: number) => Math.round(count * scale).toLocaleString('en').padStart(perRequest ? 9 : 12);
   const byKind = new Map<string, number>();
   for (const [fn, count] of byFunction) {
     const kind = KINDS.find(([, test]) => test.test(fn))?.[0] ?? 'other';
     byKind.set(kind, (byKind.get(kind) ?? 0) + count);
   }
-  const unit = mode === 's1' ? 'request' : '1,000 chunks';
+  const unit = perRequest ? 'request' : '1,000 chunks';
   const compiling = byKind.get('compiler') ?? 0;
   return [
     `${name}: ${per(total).trim()} instructions per ${unit}, ${per(total - compiling).trim()} without the compiler (${Math.round(units)} measured)`,
@@ -146,11 +151,49 @@ function report(name: string, pid: number, units: number): string {
 }
 
 const upstream = await startUpstream('/dev/null');
-await upstream.setScript(mode === 's1' ? { latencyMs: 0 } : { latencyMs: 0, chunks: CHUNKS, firstChunkDelayMs: 50, intervalMs: 50 });
+await upstream.setScript(mode === 's4' ? { latencyMs: 0, chunks: CHUNKS, firstChunkDelayMs: 50, intervalMs: 50 } : { latencyMs: 0 });
 // For the systems started from here on: their JIT code named in /tmp/perf-<pid>.map.
 process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --perf-basic-prof`.trim();
 const totals: string[] = [];
 try {
+  if (mode === 'paths') await countPaths();
+  else await countSystems();
+} finally {
+  await upstream.stop();
+}
+process.stdout.write(totals.join('\n') + '\n');
+
+/** Chat, search over REST and search over MCP through one svc under callgrind, one dump each. */
+async function countPaths(): Promise<void> {
+  const searxng = await startScriptedSearxng();
+  const svc = await startSvc(upstream, '/dev/null', { wrap, nodeFlags: svcNodeFlags, searchUrl: searxng.url });
+  try {
+    const search = searchCalls(svc, searxng.url);
+    const calls: [string, Call][] = [
+      ['chat', { origin: svc.origin, method: 'POST', path: '/v1/chat/completions', headers: svc.headers, body: plainBody, ok: (status) => status === 200 }],
+      ['search.rest', search.rest],
+      ['search.mcp', search.mcp],
+    ];
+    for (const [, call] of calls) await sequentialCalls(call, requests * WARM_UP, 0);
+    let nth = 0;
+    for (const [name, call] of calls) {
+      callgrind('--instr=on', svc.pid);
+      const { failures } = await sequentialCalls(call, requests, 0);
+      callgrind('--dump', svc.pid);
+      callgrind('--instr=off', svc.pid);
+      if (failures > 0) throw new Error(`${name}: ${failures} of ${requests} calls failed`);
+      const text = report(name, svc.pid, requests, ++nth);
+      totals.push(text.split('\n')[0]!);
+      process.stdout.write(text + '\n');
+    }
+  } finally {
+    await svc.stop();
+    await searxng.close();
+    rmSync(`/tmp/perf-${svc.pid}.map`, { force: true });
+  }
+}
+
+async function countSystems(): Promise<void> {
   for (const name of systems) {
     const system = name === 'svc' ? await startSvc(upstream, '/dev/null', { wrap, nodeFlags: svcNodeFlags }) : await startPassthrough(upstream, '/dev/null', undefined, wrap);
     try {
@@ -166,7 +209,4 @@ try {
       rmSync(`/tmp/perf-${system.pid}.map`, { force: true });
     }
   }
-} finally {
-  await upstream.stop();
 }
-process.stdout.write(totals.join('\n') + '\n');

@@ -52,21 +52,27 @@ function collectSteps(stepsUs: Record<string, number[]>, header: string | string
   for (const [, name, ms] of header.matchAll(/([\w-]+);dur=([\d.]+)/g)) (stepsUs[name!] ??= []).push(Number(ms) * 1000);
 }
 
-/** S2: open loop at `rate` req/s for `durationMs`; a request not answered within `timeoutMs` fails. */
+/**
+ * S2: open loop at `rate` req/s for `durationMs`; a request not answered within `timeoutMs` fails. `dueMs[i]`
+ * is when the request of `latenciesUs[i]` was due, in ms since the epoch (`tail.ts` lays them beside the
+ * system's own timeline).
+ */
 export async function fixedRate(
   target: Target,
   body: string,
   rate: number,
   durationMs: number,
   timeoutMs = 10_000,
-): Promise<{ latenciesUs: number[]; sent: number; ok: number }> {
+): Promise<{ latenciesUs: number[]; dueMs: number[]; sent: number; ok: number }> {
   const pool = new Pool(target.origin, { connections: 4096, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   const latenciesUs: number[] = [];
+  const dueMs: number[] = [];
   const total = Math.round((rate * durationMs) / 1000);
   const intervalNs = BigInt(Math.round(1e9 / rate));
   const inflight: Promise<void>[] = [];
   let ok = 0;
   const start = now();
+  const epochMs = performance.timeOrigin + performance.now();
   const fire = (due: bigint) =>
     pool
       .request({ method: 'POST', path: target.path, headers: target.headers, body })
@@ -75,6 +81,7 @@ export async function fixedRate(
         if (res.statusCode === 200) {
           ok++;
           latenciesUs.push(us(due, now()));
+          dueMs.push(epochMs + Number(due - start) / 1e6);
         }
       })
       .catch(() => undefined);
@@ -89,7 +96,7 @@ export async function fixedRate(
   }
   await Promise.all(inflight);
   await pool.close();
-  return { latenciesUs, sent, ok };
+  return { latenciesUs, dueMs, sent, ok };
 }
 
 /**
@@ -226,7 +233,8 @@ export interface StreamResult {
   stepsUs: Record<string, number[]>;
 }
 
-const CONTENT = /"content":\s*"[^"]/;
+/** A chat chunk with content, or an Anthropic `text_delta` with text. */
+const CONTENT = /"content":\s*"[^"]|"text_delta","text":"[^"]|^event: response\.output_text\.delta/;
 
 export interface StreamOptions {
   /** Streams each worker runs back to back on a kept-alive connection. */
@@ -268,7 +276,7 @@ export async function streams(target: Target, body: string, concurrency: number,
           while (cut !== -1) {
             const event = pending.slice(0, cut);
             pending = pending.slice(cut + 2);
-            if (event === 'data: [DONE]') done = true;
+            if (event === 'data: [DONE]' || event.startsWith('event: message_stop') || event.startsWith('event: response.completed')) done = true;
             else if (CONTENT.test(event)) {
               if (count === 0) ttft.push(us(start, at));
               else gaps.push(us(last, at));

@@ -5,7 +5,7 @@
  * (which is what /proc sampling in S5 needs).
  */
 import { spawn, spawnSync, type ChildProcess, type StdioOptions } from 'node:child_process';
-import { openSync } from 'node:fs';
+import { openSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 
@@ -143,7 +143,7 @@ export async function waitForPort(port: number, child: Child, timeoutMs = 30_000
 /**
  * Pins the calling process (the load generator) to a core: every thread it has (`-a`), not only the main
  * one. Without `-a`, its V8 and libuv threads, started before this call, stayed free to run on the core of
- * the system under test (`perf sched` saw them there; test/bench/RESULTS.md, eleventh pass). Threads started
+ * the system under test (`perf sched` saw them there). Threads started
  * later inherit the main thread's affinity.
  */
 export function pinSelf(core: number): void {
@@ -185,4 +185,15 @@ export async function rssByMapping(pid: number): Promise<{ heapKb: number; anony
     } else if (line.startsWith('Rss:')) kb[kind] += Number(line.slice(4).trim().split(' ')[0]);
   }
   return kb;
+}
+
+/** CPU milliseconds of a process so far, every thread (clock ticks of 10 ms). */
+export function threadsCpuMs(pid: number): number {
+  let ticks = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return (ticks * 1000) / clockTicks;
 }

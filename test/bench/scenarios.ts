@@ -58,6 +58,22 @@ function chatBody(stream: boolean): string {
 export const plainBody = chatBody(false);
 export const streamBody = chatBody(true);
 
+/** The same request as `chatBody`, for `POST /v1/messages` (the Anthropic Messages API): to weigh that surface against chat. */
+function messagesBody(stream: boolean): string {
+  const { messages, ...rest } = JSON.parse(chatBody(false)) as { messages: { content: string }[]; model: string; max_tokens: number; temperature: number };
+  return JSON.stringify({ ...rest, system: messages[0]!.content, messages: [{ role: 'user', content: messages[1]!.content }], ...(stream ? { stream: true } : {}) });
+}
+export const plainMessagesBody = messagesBody(false);
+export const streamMessagesBody = messagesBody(true);
+
+/** The same request again, for `POST /v1/responses` (the OpenAI Responses API). */
+function responsesBody(stream: boolean): string {
+  const { messages, max_tokens, ...rest } = JSON.parse(chatBody(false)) as { messages: { content: string }[]; model: string; max_tokens: number; temperature: number };
+  return JSON.stringify({ ...rest, instructions: messages[0]!.content, input: messages[1]!.content, max_output_tokens: max_tokens, ...(stream ? { stream: true } : {}) });
+}
+export const plainResponsesBody = responsesBody(false);
+export const streamResponsesBody = responsesBody(true);
+
 export type Metrics = Record<string, number>;
 
 export function percentile(values: number[], p: number): number {

@@ -5,7 +5,7 @@
  * - the system's main thread (on the system-under-test core),
  * - the load generator's and the upstream's main threads (on the load core).
  * A request is slow when any of the three waits. This names what a CPU profile cannot: the time a process
- * was off the CPU (test/bench/RESULTS.md, eleventh pass: PostgreSQL writing svc's ledger).
+ * was off the CPU (as when PostgreSQL, writing svc's ledger, runs on svc's core).
  *
  *   node test/bench/sched.ts [blocks=10] [--requests=1000]
  *

@@ -16,7 +16,7 @@ import { percentile } from './scenarios.ts';
 const now = () => process.hrtime.bigint();
 const us = (from: bigint, to: bigint) => Number(to - from) / 1000;
 
-interface Call {
+export interface Call {
   origin: string;
   method: 'GET' | 'POST';
   path: string;
@@ -26,7 +26,8 @@ interface Call {
   ok(status: number, body: string): boolean;
 }
 
-async function sequentialCalls(call: Call, count: number, warmup: number): Promise<{ latenciesUs: number[]; failures: number }> {
+/** `count` calls one after another on one keep-alive connection, after `warmup` untimed ones. */
+export async function sequentialCalls(call: Call, count: number, warmup: number): Promise<{ latenciesUs: number[]; failures: number }> {
   const client = new Client(call.origin, { keepAliveTimeout: 60_000, pipelining: 1 });
   const latenciesUs: number[] = [];
   let failures = 0;
@@ -45,9 +46,10 @@ async function sequentialCalls(call: Call, count: number, warmup: number): Promi
   return { latenciesUs, failures };
 }
 
-export async function searchScenario(svc: { origin: string; headers: Record<string, string> }, searxngUrl: string, count: number, warmup: number): Promise<Metrics> {
+/** The three ways of searching the scenario compares (also measured by paths.ts). */
+export function searchCalls(svc: { origin: string; headers: Record<string, string> }, searxngUrl: string): Record<'direct' | 'rest' | 'mcp', Call> {
   const query = 'reserving quota before a request';
-  const calls: Record<'direct' | 'rest' | 'mcp', Call> = {
+  return {
     direct: {
       origin: searxngUrl,
       method: 'GET',
@@ -72,8 +74,11 @@ export async function searchScenario(svc: { origin: string; headers: Record<stri
       ok: (status, body) => status === 200 && body.includes('"structuredContent"') && !body.includes('"isError":true'),
     },
   };
+}
+
+export async function searchScenario(svc: { origin: string; headers: Record<string, string> }, searxngUrl: string, count: number, warmup: number): Promise<Metrics> {
   const metrics: Metrics = {};
-  for (const [name, call] of Object.entries(calls)) {
+  for (const [name, call] of Object.entries(searchCalls(svc, searxngUrl))) {
     const { latenciesUs, failures } = await sequentialCalls(call, count, warmup);
     metrics[`search.${name}.p50Us`] = percentile(latenciesUs, 50);
     metrics[`search.${name}.p99Us`] = percentile(latenciesUs, 99);

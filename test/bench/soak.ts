@@ -1,11 +1,12 @@
 /**
  * `npm run bench -- --soak=10m [--soak-rate=40]`: one svc under a fixed, moderate open-loop rate for the
  * whole duration — alternately a plain request and a stream (20 chunks, 20 ms apart) — while svc samples
- * itself every 10 s (`SVC_SOAK_SAMPLE=1`, server/infra/soak-sample.ts): RSS, V8 heap, event-loop lag and
+ * itself every 10 s (soak-sample.ts, preloaded with `--import`): RSS, V8 heap, event-loop lag and
  * open handles. Prints the samples as a table and a verdict: flat is the pass (after the first sample,
  * the last third of the run holds no more than the first third plus a margin), and the ledger check.
  */
 import { closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Pool } from 'undici';
 import { plainBody, streamBody } from './scenarios.ts';
 import { startSvcGroup, type LedgerCheck, type SvcOptions } from './svc.ts';
@@ -55,7 +56,8 @@ export async function runSoak(options: SoakOptions): Promise<boolean> {
   const { upstream, say } = options;
   // The start-up smoke request (max_tokens 16) under the default script; the soak's own script after it.
   await upstream.setScript({ latencyMs: 0 });
-  const group = await startSvcGroup(upstream, 1, () => options.log, { ...options.svc, env: { SVC_SOAK_SAMPLE: '1', SVC_SOAK_SAMPLE_MS: String(options.sampleMs) } });
+  const sampler = ['--import', resolve(import.meta.dirname, 'soak-sample.ts')];
+  const group = await startSvcGroup(upstream, 1, () => options.log, { ...options.svc, nodeFlags: [...(options.svc.nodeFlags ?? []), ...sampler], env: { SVC_SOAK_SAMPLE_MS: String(options.sampleMs) } });
   await upstream.setScript(STREAM_SCRIPT);
   const instance = group.instances[0]!;
   say(`soak: svc pid ${instance.pid}, ${options.rate} req/s (half streams) for ${Math.round(options.durationMs / 1000)} s, sampled every ${options.sampleMs / 1000} s`);

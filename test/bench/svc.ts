@@ -12,6 +12,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { stringify } from 'yaml';
 import { defaultPlans } from '../../server/config/catalogue.ts';
+import { mergeDeep } from '../../server/config/merge.ts';
 import { hashPassword } from '../../server/modules/account/password.ts';
 import { freePort, nodeCommand, spawnPinned, waitForPort, type Child } from './procs.ts';
 import { ROOT, statsDelta, statsSum, sutCores, type Delivered, type System, type Upstream, type UpstreamStats } from './systems.ts';
@@ -30,25 +31,27 @@ export interface SvcSystem extends System {
   ledgerCheck(emitted: UpstreamStats, delivered?: Delivered): Promise<LedgerCheck>;
   /** Ledger rows once settlement has caught up with `expected` (or stopped moving for 2 s). */
   ledgerRows(expected: number): Promise<number>;
+  /** The request ids in its ledger: with two svc systems on one upstream, which delivered replies are whose. */
+  requestIds(): Promise<Set<string>>;
   /** svc's address and the member's key headers, for scenarios beyond chat (search). */
   origin: string;
   headers: Record<string, string>;
 }
 
 /** Pools and limits so large the benchmark never meets them; everything else is the default config. */
-function benchConfig(prefix: string, logLevel?: string, exact?: boolean): object {
+function benchConfig(prefix: string, logLevel?: string, exact?: boolean, gateway: Record<string, unknown> = {}): object {
   const huge = { day: 1_000_000, week: 5_000_000, month: 20_000_000 };
+  // The load comes from one address: the per-address connection cap (256) would refuse S4's 500 streams.
+  const serverConfig = { host: '127.0.0.1', maxConnectionsPerIp: 100_000, ...(logLevel ? { logLevel } : {}) };
   return {
-    // The load comes from one address: the per-address connection cap (256) would refuse S4's 500 streams.
-    server: { host: '127.0.0.1', maxConnectionsPerIp: 100_000 },
+    server: serverConfig,
     redis: { keyPrefix: prefix },
     plans: { ...defaultPlans, free: { ...defaultPlans.free, requestsPerMinute: 100_000_000, pools: { fast: huge, premium: huge } } },
     rateLimits: { ipPerMinute: 100_000_000, concurrentStreamsPerAccount: 100_000 },
     // The default (256) caps concurrent requests per upstream: S4's 500 and S5's 1,000 streams need more.
-    gateway: { connectionsPerUpstream: 4096, ...(exact ? { admissionLeases: { enabled: false } } : {}) },
+    gateway: { connectionsPerUpstream: 4096, ...(exact ? { admissionLeases: { enabled: false } } : {}), ...gateway },
     // The search scenario measures the whole path every time: no answers from the short cache.
     search: { cacheSeconds: 0 },
-    ...(logLevel ? { server: { host: '127.0.0.1', maxConnectionsPerIp: 100_000, logLevel } } : {}),
   };
 }
 
@@ -65,7 +68,18 @@ export interface SvcOptions {
   searchUrl?: string;
   /** A command the measured svc runs under, e.g. `['valgrind', '--tool=callgrind']` (`instr.ts`). */
   wrap?: string[];
+  /** More `gateway` config, e.g. `{ httpLayer: 'fastify', upstreamClient: 'undici' }`. */
+  gateway?: Record<string, unknown>;
+  /** The system's name in the report (default `svc`). */
+  name?: 'svc' | 'svc-libs';
+  /** More config, merged over the benchmark's (e.g. `server.trustedProxies`, a plan with small pools). */
+  config?: Record<string, unknown>;
+  /** Another Redis than `BENCH_REDIS_URL`, e.g. a throwaway Redis Cluster (its keys are left to it). */
+  redisUrl?: string;
 }
+
+/** svc's chat lane and HTTP/1.1 pool replaced by the libraries they stand in for: the `svc-libs` system. */
+export const LIBRARY_PATH = { httpLayer: 'fastify', upstreamClient: 'undici' } as const;
 
 /**
  * The flags `npm start` runs the server with (package.json), so the benchmark measures what ships. Its
@@ -79,7 +93,7 @@ export async function startSvc(upstream: Upstream, log: string, options: SvcOpti
   const group = await startSvcGroup(upstream, 1, () => log, options);
   const instance = group.instances[0]!;
   return {
-    name: 'svc',
+    name: options.name ?? 'svc',
     pid: instance.pid,
     origin: instance.origin,
     headers: group.headers,
@@ -87,6 +101,7 @@ export async function startSvc(upstream: Upstream, log: string, options: SvcOpti
     stop: group.stop,
     ledgerCheck: group.ledgerCheck,
     ledgerRows: group.ledgerRows,
+    requestIds: group.requestIds,
   };
 }
 
@@ -94,8 +109,14 @@ export async function startSvc(upstream: Upstream, log: string, options: SvcOpti
 export interface SvcGroup {
   instances: { origin: string; pid: number }[];
   headers: Record<string, string>;
+  /** The group's own database and Redis key prefix. */
+  databaseUrl: string;
+  prefix: string;
+  /** Sends `signal` to instance `index` on purpose (a kill -9 mid-load) and resolves once it has exited. */
+  kill(index: number, signal: NodeJS.Signals): Promise<void>;
   ledgerCheck(emitted: UpstreamStats, delivered?: Delivered): Promise<LedgerCheck>;
   ledgerRows(expected: number): Promise<number>;
+  requestIds(): Promise<Set<string>>;
   stop(): Promise<void>;
 }
 
@@ -103,7 +124,7 @@ export interface SvcGroup {
  * Starts `count` svc processes against one PostgreSQL database and one Redis key prefix (the first one
  * migrates the database; the others start once it listens). Each is pinned to a core of its own when the
  * machine has cores to spare for them, else they share the system-under-test core. `env` is added to
- * every instance's environment (e.g. `SVC_SOAK_SAMPLE=1`).
+ * every instance's environment (e.g. `SVC_SOAK_SAMPLE_MS`).
  */
 export async function startSvcGroup(upstream: Upstream, count: number, logOf: (index: number) => string, options: SvcOptions & { env?: Record<string, string> } = {}): Promise<SvcGroup> {
   const id = randomBytes(4).toString('hex');
@@ -112,7 +133,8 @@ export async function startSvcGroup(upstream: Upstream, count: number, logOf: (i
   const configPath = resolve(ROOT, 'bench-results', `svc-bench-${id}.yaml`);
   // Written before the database exists, so a tree without bench-results/ cannot leave a database behind.
   mkdirSync(dirname(configPath), { recursive: true });
-  writeFileSync(configPath, stringify(benchConfig(prefix, options.logLevel, options.exact)));
+  writeFileSync(configPath, stringify(mergeDeep(benchConfig(prefix, options.logLevel, options.exact, options.gateway), options.config ?? {})));
+  const redisUrl = options.redisUrl ?? REDIS_URL;
   const admin = new pg.Client({ connectionString: PG_ADMIN });
   await admin.connect();
   await admin.query(`create database "${database}"`);
@@ -124,14 +146,15 @@ export async function startSvcGroup(upstream: Upstream, count: number, logOf: (i
   const spawnOne = async (index: number, measured = true) => {
     const port = await freePort();
     const profile = options.profileDir && measured ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
-    const node = nodeCommand([...profile, ...SERVER_NODE_FLAGS, ...(options.nodeFlags ?? []), resolve(ROOT, 'server/main.ts')], measured ? options.wrap : [], 60_000);
+    // Three minutes to listen: on a small machine shared with other work, a cold start can take over a minute.
+    const node = nodeCommand([...profile, ...SERVER_NODE_FLAGS, ...(options.nodeFlags ?? []), resolve(ROOT, 'server/main.ts')], measured ? options.wrap : [], 180_000);
     const child = spawnPinned(count === 1 ? 'svc' : `svc #${index + 1}`, node.command, node.args, {
       core: cores[index % cores.length],
       log: logOf(index),
       cwd: ROOT,
-      env: { PORT: String(port), DATABASE_URL: databaseUrl, REDIS_URL, SVC_UPSTREAM_URL: `${upstream.origin}/v1`, SVC_CONFIG: configPath, NODE_COMPILE_CACHE: COMPILE_CACHE, ...(options.searchUrl ? { SVC_SEARCH_URL: options.searchUrl } : {}), ...options.env },
+      env: { PORT: String(port), DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, SVC_UPSTREAM_URL: `${upstream.origin}/v1`, SVC_CONFIG: configPath, NODE_COMPILE_CACHE: COMPILE_CACHE, ...(options.searchUrl ? { SVC_SEARCH_URL: options.searchUrl } : {}), ...options.env },
     });
-    children.push(child);
+    children[index] = child;
     await waitForPort(port, child, node.listenMs);
     instances[index] = { origin: `http://127.0.0.1:${port}`, pid: child.pid };
   };
@@ -141,14 +164,14 @@ export async function startSvcGroup(upstream: Upstream, count: number, logOf: (i
     await Promise.all(children.map((child) => child.stop(10_000)));
     await admin.query(`drop database if exists "${database}" with (force)`);
     await admin.end();
-    await deleteKeys(prefix);
+    if (!options.redisUrl) await deleteKeys(prefix);
     rmSync(configPath, { force: true });
   };
   try {
     // The first instance migrates the database; the others would race it. It is started twice: svc as it runs
     // after its first start, whose compile cache spares the second start Node's type stripper (package.json).
     await spawnOne(0, false);
-    await children.pop()!.stop(10_000);
+    await children[0]!.stop(10_000);
     await spawnOne(0);
     await Promise.all(Array.from({ length: count - 1 }, (_, i) => spawnOne(i + 1)));
     const origin = instances[0]!.origin;
@@ -164,9 +187,18 @@ export async function startSvcGroup(upstream: Upstream, count: number, logOf: (i
     return {
       instances,
       headers,
+      databaseUrl,
+      prefix,
+      kill: async (index, signal) => {
+        const child = children[index]!;
+        const exited = new Promise((done) => child.proc.once('exit', done));
+        child.kill(signal);
+        await exited;
+      },
       stop,
       ledgerCheck: (emitted, delivered) => ledgerCheck(ledgerDb, statsSum(emitted, smoke), delivered),
       ledgerRows: async (expected) => (await settledRows(ledgerDb, expected + smoke.requests)) - smoke.requests,
+      requestIds: async () => new Set((await ledgerDb.query<{ request_id: string }>('select request_id from usage_ledger')).rows.map((row) => row.request_id)),
     };
   } catch (error) {
     await stop().catch(() => undefined);
@@ -174,35 +206,40 @@ export async function startSvcGroup(upstream: Upstream, count: number, logOf: (i
   }
 }
 
-/** A verified member with a password, written to svc's database (what the emailed sign-up code would create). */
-export async function createMember(databaseUrl: string, email: string, password: string): Promise<void> {
+/** A verified account with a password, written to svc's database (what the emailed sign-up code would create). */
+export async function createMember(databaseUrl: string, email: string, password: string, role: 'member' | 'support' | 'admin' = 'member'): Promise<void> {
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   try {
     await db.query(
       `insert into "account" ("id", "created_at", "updated_at", "email", "role", "plan_package", "email_verified_at", "password_hash")
-       values ($1, now(), now(), $2, 'member', 'free', now(), $3)`,
-      [randomUUID(), email, await hashPassword(password)],
+       values ($1, now(), now(), $2, $3, 'free', now(), $4)`,
+      [randomUUID(), email, role, await hashPassword(password)],
     );
   } finally {
     await db.end();
   }
 }
 
-/** The member (see `createMember`) signs in (`POST /api/membership/auth/login`) and mints a key with the session cookie. */
-export async function signUpAndMintKey(origin: string, databaseUrl: string, email: string): Promise<string> {
-  const password = `bench-${randomBytes(12).toString('hex')}`;
-  await createMember(databaseUrl, email, password);
-  const signIn = await fetch(`${origin}/api/membership/auth/login`, {
+/** Signs in (`POST /api/membership/auth/login`) as a browser would; the session cookie header to send after. */
+export async function signIn(origin: string, email: string, password: string): Promise<string> {
+  const response = await fetch(`${origin}/api/membership/auth/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', origin },
     body: JSON.stringify({ email, password }),
   });
-  if (!signIn.ok) throw new Error(`sign-in answered ${signIn.status}: ${(await signIn.text()).slice(0, 200)}`);
-  const cookie = signIn.headers
+  if (!response.ok) throw new Error(`sign-in answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
+  return response.headers
     .getSetCookie()
     .map((c) => c.split(';')[0])
     .join('; ');
+}
+
+/** The member (see `createMember`) signs in and mints a key with the session cookie. */
+export async function signUpAndMintKey(origin: string, databaseUrl: string, email: string): Promise<string> {
+  const password = `bench-${randomBytes(12).toString('hex')}`;
+  await createMember(databaseUrl, email, password);
+  const cookie = await signIn(origin, email, password);
   const mint = await fetch(`${origin}/api/membership/auth/api-keys`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', origin, cookie },

@@ -3,7 +3,9 @@
  *   direct       the load generator talks to the scripted upstream itself (the baseline);
  *   passthrough  node:http + undici Pool, no features (the Node ceiling);
  *   portkey      Portkey's open-source gateway from npm, `--headless`;
- *   svc          see svc.ts.
+ *   svc          see svc.ts;
+ *   svc-libs     the same svc with its chat lane and HTTP/1.1 pool swapped for Fastify's route and undici's Pool
+ *                (`gateway.httpLayer: fastify`, `gateway.upstreamClient: undici`): what the home-made code earns.
  * The scripted upstream runs on the load generator's core; every system under test on the other one.
  */
 import { cpus } from 'node:os';
@@ -17,7 +19,7 @@ export const SUT_CORE = 0;
 export const LOAD_CORE = 1;
 
 export interface System {
-  name: 'direct' | 'passthrough' | 'portkey' | 'svc';
+  name: 'direct' | 'passthrough' | 'portkey' | 'svc' | 'svc-libs';
   /** The process whose RSS and CPU S5 reports (for `direct`, the upstream itself). */
   pid: number;
   target(stream: boolean): Target;

@@ -1,6 +1,6 @@
 /**
  * The compatibility suite: the client libraries people point at an OpenAI-compatible server, unchanged,
- * against svc (real PostgreSQL and Redis, `gateway.toolsWithStream: emulate`) in front of the scripted
+ * against svc (real PostgreSQL and Redis, the default config: tools with streams emulated) in front of the scripted
  * upstream. Each row is one client doing one thing a user does; at the end a client × feature table is
  * printed. Clients: `openai`; `ai` with `@ai-sdk/openai` (its default model is the Responses API, `.chat()`
  * the chat API) and with `@ai-sdk/openai-compatible`; `@langchain/openai` (chat, `useResponsesApi`, a
@@ -27,7 +27,6 @@ const received: { path: string; body: Record<string, unknown> }[] = [];
 
 beforeAll(async () => {
   h = await startHarness({
-    config: { gateway: { toolsWithStream: 'emulate' } },
     beforeListen: (app) => {
       // Read off the wire, whether Fastify or the chat lane (server/http/chat-lane.ts) answers the request:
       // the body's 'data' events are copied as they are emitted, without a listener of our own.

@@ -1,5 +1,5 @@
 /**
- * `npm run drill [-- --only=kill,pg,redis]`: the failure drills (README "Failure drills") against real svc
+ * `npm run drill [-- --only=kill,pg,redis]`: the failure drills (docs/testing.md, "Failure drills") against real svc
  * processes on real PostgreSQL and Redis. Prints each drill's figures; exits 1 if one did not hold.
  */
 import { killDrill, type DrillResult } from './kill.ts';

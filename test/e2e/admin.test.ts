@@ -1,6 +1,6 @@
 /**
  * The admin app in Chromium against the real app (PostgreSQL + Redis): a support user signs in at /admin,
- * sees the dashboard drawn from a month of ledger rows, finds an account by part of its email, changes its
+ * sees the dashboard drawn from a month of ledger rows, finds an account by the start of its email, changes its
  * package with a reason (after being told a reason is needed), disables and enables it, and finds all three
  * actions in the audit log. A member who opens /admin is told it is for staff only. Screenshots of every
  * step go to test-results/admin-*.png.
@@ -135,17 +135,17 @@ describe('admin app', () => {
       await page.waitForURL('**/admin?range=last_7_days');
       await shot(page, 'dashboard-7-days');
 
-      // Accounts: search by part of the email.
+      // Accounts: the search box finds both accounts whose email starts with the tag (any case).
       await page.getByRole('navigation', { name: 'Admin' }).getByRole('link', { name: 'Accounts' }).click();
       await page.getByRole('heading', { name: 'Accounts' }).waitFor();
       await page.getByRole('searchbox').fill(tag.toUpperCase());
       await page.getByRole('button', { name: 'Search' }).click();
       await page.waitForURL(`**/admin/accounts?q=${tag.toUpperCase()}`);
-      await expect.poll(() => page.locator('tbody tr').count(), { timeout: 10_000 }).toBe(2);
+      await expect.poll(() => page.locator('.search-hit[data-kind="account"]').count(), { timeout: 10_000 }).toBe(2);
       await shot(page, 'accounts-search');
       await page.getByRole('searchbox').fill('nobody-has-this-address');
       await page.getByRole('button', { name: 'Search' }).click();
-      await page.getByText('No account matches “nobody-has-this-address”.').waitFor();
+      await page.getByText('Nothing matches “nobody-has-this-address”.').waitFor();
       await shot(page, 'accounts-empty');
       await page.goBack();
       await page.getByRole('link', { name: target.email }).click();
@@ -206,7 +206,7 @@ describe('admin app', () => {
       expect(await rows.nth(0).textContent()).toContain('Chargeback withdrawn');
       expect(await rows.nth(1).textContent()).toContain('Chargeback on order 2231');
       expect(await rows.nth(2).textContent()).toContain('Conference speaker, agreed by sales');
-      expect(await rows.nth(2).textContent()).toMatch(/Package\s*free\s*→\s*max_x5/);
+      expect(await rows.nth(2).textContent()).toMatch(/Package\s*Free\s*→\s*Max x5/);
       await shot(page, 'audit');
       await page.getByLabel('What').selectOption('account:disable');
       await page.getByRole('button', { name: 'Apply' }).click();

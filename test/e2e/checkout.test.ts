@@ -139,14 +139,13 @@ describe('checkout', () => {
       expect(await page.locator('.order-summary').innerText()).toContain(orderId);
       await shot(page, 'en-receipt');
 
-      // Cancel at period end, then take it back.
+      // Nothing renews by itself: the page says when it ends, and offers nothing to cancel.
       await page.goto('/account/billing');
-      await page.getByRole('button', { name: 'Cancel at period end' }).click();
-      await page.getByRole('button', { name: 'Yes, cancel' }).click();
-      await page.getByTestId('cancel-at-period-end').waitFor();
-      await shot(page, 'en-billing-cancelled');
-      await page.getByRole('button', { name: 'Keep my plan' }).click();
-      await page.getByRole('button', { name: 'Cancel at period end' }).waitFor();
+      const ends = page.getByTestId('period-ends');
+      await ends.waitFor();
+      expect(await ends.innerText()).toMatch(/^Ends on .+, won't renew\.\s+To keep Pro, renew it before then; otherwise you return to Free\.$/);
+      expect(await page.getByRole('button', { name: /cancel/i }).count()).toBe(0);
+      await shot(page, 'en-billing-ends');
       expect(browserSession.problems).toEqual([]);
     } finally {
       await browserSession.context.close();

@@ -9,6 +9,7 @@
  * to members, and so do the enterprise pages (an application, the review queue, the console with a key and
  * its connecting address). Screenshots in both languages land in test-results/.
  */
+import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import OpenAI from 'openai';
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
@@ -64,7 +65,7 @@ async function openBrowser(locale: string): Promise<{ page: Page; context: Brows
 const allowedWords = new Set([
   'svc', 'Pro', 'Max', 'x5', 'x20', 'OpenAI', 'API', 'SDK', 'ID', 'JSON', 'RFC', 'Node', 'Node.js', 'Python', 'npm', 'pip', 'openai', 'curl',
   'Chat', 'Completions', 'Markdown', 'tokens', 'token', 'USD', 'CNY', 'UTC', 'Bearer', 'HTTP', 'IP', 'Chrome', 'Linux', 'English',
-  'MCP', 'Streamable', 'REST', 'Schema', 'ISO', 'Claude', 'Code', 'Cursor', 'VS', 'Codex',
+  'MCP', 'Streamable', 'REST', 'Schema', 'ISO', 'Claude', 'Code', 'Cursor', 'VS', 'Codex', 'OAuth',
   // Payment brands, named as they name themselves (the order lookup's placeholder, the card option's note).
   'Stripe', 'Visa', 'Mastercard',
   // Network terms Chinese documentation writes in Latin letters (enterprise allow-lists).
@@ -73,6 +74,7 @@ const allowedWords = new Set([
 const allowedPatterns = [
   /^svc[-_][\w.-]*$/, // model ids (svc-2.1-fast), key prefixes (svc_live_), client names (svc-cli)
   /^[\w.+-]+@example\.com$/, // the test's email addresses
+  /^mbr_[\w-]*$/, // request ids and their prefix (the staff search box's placeholder)
   /^[A-Z]{4}-[A-Z]{4}$/, // device user codes
   /^web_search$/,
   /^svc\.search\.v1$/, // the search output form name
@@ -187,6 +189,10 @@ describe('Chinese web app', () => {
       await expect.poll(() => page.locator('[role="meter"]').count()).toBe(6);
       expect(await page.locator('[data-pool="fast-day"] .gauge__meta').innerText()).toMatch(/\d+(小时|分钟)|不到一分钟/); // the last minute before 00:00 UTC reads "in under a minute"
       await expectChinese(page, 'usage');
+      // A request's own page: its story in Chinese.
+      await page.locator('[data-request-id] a.request-link').first().click();
+      await page.getByTestId('request-summary').waitFor();
+      await expectChinese(page, 'usage-request');
 
       const started = await (await fetch(`${testApp.url}/api/membership/auth/device/start`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client: 'svc-cli' }) })).json() as { verification_uri_complete: string; user_code: string };
       const device = new URL(started.verification_uri_complete);
@@ -195,6 +201,15 @@ describe('Chinese web app', () => {
       await expectChinese(page, 'device');
       await page.getByRole('button', { name: '批准' }).click();
       await page.getByText('已批准。您可以关闭此页面').waitFor();
+
+      // An MCP client's OAuth consent page; its redirect URI is this server's home page.
+      const registered = (await (await fetch(`${testApp.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'svc-mcp-client', redirect_uris: [`${testApp.url}/`] }) })).json()) as { client_id: string };
+      const challenge = createHash('sha256').update('v'.repeat(43)).digest('base64url');
+      await page.goto(`/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: registered.client_id, redirect_uri: `${testApp.url}/`, code_challenge: challenge, code_challenge_method: 'S256' })}`);
+      await page.getByTestId('oauth-card').waitFor();
+      await expectChinese(page, 'oauth-consent');
+      await page.getByRole('button', { name: '拒绝' }).click();
+      await page.waitForURL(/error=access_denied/);
 
       await page.goto('/enterprise/apply');
       await page.getByRole('heading', { level: 1, name: '申请组织账户' }).waitFor();
@@ -264,7 +279,7 @@ describe('Chinese web app', () => {
     const support = await people.staff('support', 'zh-support');
     const member = await people.member({ tag: 'zh-member' });
     const { client } = await member.withKey('笔记本');
-    await client.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: '你好' }] });
+    const { _request_id: requestId } = await client.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: '你好' }] });
     await seedLedger(database, [member.id, (await people.member({ tag: 'zh-other' })).id]);
     await seedOrders(database, member.id);
     const { page, context, problems } = await openBrowser('zh-CN');
@@ -296,6 +311,16 @@ describe('Chinese web app', () => {
       await page.getByRole('heading', { level: 1, name: '账户' }).waitFor();
       await page.getByRole('link', { name: member.email }).waitFor();
       await expectChinese(page, 'admin-accounts');
+      // The search box: every account at a domain, then a request's story by its id.
+      await page.goto('/admin/accounts?q=%40example.com');
+      await page.locator('.search-hit').first().waitFor();
+      await expectChinese(page, 'admin-search');
+      await page.goto(`/admin/accounts?q=${requestId}`);
+      await page.waitForURL(`**/admin/requests/${requestId}`);
+      await page.getByTestId('request-payer').waitFor();
+      await expectChinese(page, 'admin-request');
+      await page.goto('/admin/accounts');
+      await page.getByRole('link', { name: member.email }).waitFor();
 
       await page.getByRole('link', { name: member.email }).click();
       await page.getByRole('heading', { level: 1, name: member.email }).waitFor();
@@ -312,7 +337,7 @@ describe('Chinese web app', () => {
       await dialog.getByRole('button', { name: '更改套餐' }).click();
       await page.getByRole('status').filter({ hasText: '套餐已改为 pro。' }).waitFor();
       await expect.poll(() => page.locator('.audit-table tbody tr').count()).toBe(1);
-      expect(await page.locator('.audit-table tbody tr').first().innerText()).toMatch(/更改套餐[\s\S]*大会讲者，销售已同意[\s\S]*套餐\s*free\s*→\s*pro/);
+      expect(await page.locator('.audit-table tbody tr').first().innerText()).toMatch(/更改套餐[\s\S]*大会讲者，销售已同意[\s\S]*套餐\s*免费版\s*→\s*Pro/);
       await page.getByRole('link', { name: '在审计日志中查看' }).waitFor();
       await expectChinese(page, 'admin-account');
 

@@ -420,6 +420,8 @@ export function isEnvelope(path: string, text: string): boolean {
   const rpc = body.error as { code?: unknown; message?: unknown } | undefined;
   if (/^\/v1\/mcp(\?|$)/.test(path) && body.jsonrpc === '2.0' && typeof rpc?.code === 'number' && typeof rpc.message === 'string') return true;
   const error = body.error as Record<string, unknown> | undefined;
+  // The Anthropic Messages API answers in Anthropic's error shape (what its clients parse); svc's code is in a header.
+  if (/^\/v1\/messages(\/|\?|$)/.test(path)) return body.type === 'error' && typeof error?.type === 'string' && typeof error.message === 'string' && typeof body.request_id === 'string';
   return (
     body.ok === false &&
     typeof body.code === 'string' &&

@@ -17,7 +17,7 @@ import { parseConfig, type Config } from '../../server/config/config.ts';
 import { mergeDeep } from '../../server/config/merge.ts';
 import { createLogger } from '../../server/log.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
-import { testRedisUrl } from './env.ts';
+import { testGatewayModes, testRedisUrl } from './env.ts';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -35,6 +35,8 @@ export interface StartOptions {
   logLines?: string[];
   /** How long `close()` lets requests in flight finish (default 10 s: a hung test must not hang the suite). */
   drainMs?: number;
+  /** The address to listen on (default 127.0.0.1; `url` stays the loopback address either way). */
+  host?: string;
   /** Runs after `buildApp` and before `listen` (e.g. to add a route a test needs). */
   beforeListen?: (app: FastifyInstance) => void | Promise<void>;
 }
@@ -42,7 +44,11 @@ export interface StartOptions {
 export async function startApp(base: Record<string, unknown>, options: StartOptions = {}): Promise<TestApp> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const layered = mergeDeep<Record<string, unknown>>(mergeDeep(base, { server: { baseUrl: url, webUrl: url } }), options.config ?? {});
+  // A test's app never goes looking for model servers on this machine's usual ports (another test's, or a
+  // developer's Ollama, would answer): tests that want discovery turn it on and name their own port.
+  const quiet = mergeDeep<Record<string, unknown>>({ upstreamDiscovery: { enabled: false } }, base);
+  const addressed = mergeDeep<Record<string, unknown>>(quiet, { server: { baseUrl: url, webUrl: url }, gateway: testGatewayModes });
+  const layered = mergeDeep<Record<string, unknown>>(addressed, options.config ?? {});
   const config = parseConfig(layered, { ...options.env });
   const logLines = options.logLines;
   const logger = logLines
@@ -52,7 +58,13 @@ export async function startApp(base: Record<string, unknown>, options: StartOpti
       pino({ level: 'error' }, { write: (line: string) => void (line.includes('"msg":"shutdown:') && process.stderr.write(line)) });
   const app = await buildApp(config, { logger, drainMs: options.drainMs ?? 10_000 });
   await options.beforeListen?.(app);
-  await app.listen({ port, host: '127.0.0.1' });
+  try {
+    await app.listen({ port, host: options.host ?? '127.0.0.1' });
+  } catch (error) {
+    // A start that fails (a port taken) must not leave its database pool and timers behind.
+    await app.close();
+    throw error;
+  }
   running.set(url, app);
   return {
     app,

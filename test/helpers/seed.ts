@@ -12,7 +12,7 @@
  */
 import OpenAI from 'openai';
 import type { FastifyInstance } from 'fastify';
-import type { AccountRole } from '../../server/modules/account/account.entity.ts';
+import type { AccountRole } from '../../server/authz/principal.ts';
 import { Browser, uniqueEmail } from './browser.ts';
 
 export interface SeededKey {

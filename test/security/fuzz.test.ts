@@ -35,6 +35,10 @@ describe('fuzz', () => {
     expect(isEnvelope('/api/membership/me', '<html>')).toBe(false);
     expect(isEnvelope('/graphql', '{"errors":[{"message":"x"}]}')).toBe(false);
     expect(isEnvelope('/v1/mcp/tools/call', '{"jsonrpc":"2.0","error":{"code":-32000,"message":"x"},"id":null}')).toBe(false);
+    const anthropic = '{"type":"error","error":{"type":"invalid_request_error","message":"x"},"request_id":"mbr_x"}';
+    expect(isEnvelope('/v1/messages?beta=true', anthropic)).toBe(true);
+    expect(isEnvelope('/v1/chat/completions', anthropic)).toBe(false);
+    expect(isEnvelope('/v1/messages', '{"type":"error","error":{"type":"invalid_request_error"}}')).toBe(false);
     expect(
       isEnvelope(
         '/api/membership/me',

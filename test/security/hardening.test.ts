@@ -193,8 +193,8 @@ describe('introspection and suggestions in production', () => {
     } finally {
       await production.close();
     }
-    // In development they help.
-    const development = await startApp(mode.config);
+    // Suggestions help only where the operator turns them on (test/security/graphql-defaults.test.ts).
+    const development = await startApp(mode.config, { config: { graphql: { suggestions: true } } });
     try {
       const answer = (await (await fetch(`${development.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ plan { id } }' }) })).json()) as { errors: { message: string }[] };
       expect(answer.errors[0]!.message).toMatch(/Did you mean "plans"/);

@@ -12,6 +12,7 @@ import {
   formatDuration,
   formatMicros,
   formatMilliseconds,
+  formatSeconds,
   formatMoney,
   formatPercent,
   formatShare,
@@ -60,6 +61,10 @@ describe('durations, shares, percentages, counts', () => {
     expect(formatTokenCount(1_000_000, 'en')).toBe('1M');
     expect(formatTokenCount(1_000_000, 'zh-CN')).toBe('100万');
     expect(formatMilliseconds(1234, 'zh-CN')).toBe('1,234毫秒');
+    // A request's duration: seconds to the hundredth, never "0.00" for one that took any time.
+    expect(formatSeconds(1.2345, 'zh-CN')).toBe('1.23秒');
+    expect(formatSeconds(0.845, 'en')).toBe('0.85 sec');
+    expect(formatSeconds(0.003, 'en')).toBe('0.01 sec');
   });
 
   it('names the zone of a reset instant', () => {

@@ -104,7 +104,7 @@ describe('web GraphQL operations', () => {
 
 /** The server's own limit plugins, run by graphql-yoga on the document as Apollo Client sends it; the limits' refusals only. */
 // The schema is built by yoga's own graphql (under vitest, this file's `graphql` import is another copy).
-const limited = createYoga({ schema: createSchema({ typeDefs: readFileSync(resolve(repoRoot, 'schema.graphql'), 'utf8') }), plugins: useDocumentLimits({ production: true, principalOf: () => null }), logging: false, maskedErrors: false });
+const limited = createYoga({ schema: createSchema({ typeDefs: readFileSync(resolve(repoRoot, 'schema.graphql'), 'utf8') }), plugins: useDocumentLimits({ production: true, suggestions: false, principalOf: () => null }), logging: false, maskedErrors: false });
 
 async function limitErrorsOf(document: DocumentNode): Promise<string[]> {
   const response = await limited.fetch('http://localhost/graphql', {

@@ -1,8 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { accountRoles } from '../../authz/principal.ts';
 import { baseProperties } from '../../db/base.entity.ts';
 
-export const accountRoles = ['member', 'support', 'admin'] as const;
-export type AccountRole = (typeof accountRoles)[number];
 
 /** `person`: someone who signs in; `organisation`: an enterprise organisation (DESIGN §8.1), a payer that never signs in. */
 export const accountKinds = ['person', 'organisation'] as const;

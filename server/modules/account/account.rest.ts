@@ -4,7 +4,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { objectBody, stringField } from '../../http/body.ts';
-import { assertSameOrigin, authenticateRequest, clientInfo, isSecure, readCookie, signedIn, signOut, webSessionControl } from '../../http/web-session.ts';
+import { route } from '../../http/route-access.ts';
+import { assertSameOrigin, clientInfo, isSecure, readCookie, signOut, webSessionControl } from '../../http/web-session.ts';
 import { oidcCallbackPath, oidcCookieName } from './oidc.service.ts';
 
 export async function accountRoutes(app: FastifyInstance): Promise<void> {
@@ -43,23 +44,21 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
     return { ok: true, account };
   });
 
-  app.post('/api/membership/auth/logout', async (request, reply) => {
+  app.post('/api/membership/auth/logout', route({ auth: 'optional' }), async (request, reply) => {
     // Bearer: a device-login token signs itself out (`svc logout`). Cookie: checked for our Origin on POST.
-    const { principal } = await authenticateRequest(request, services);
-    await signOut(principal, webSessionControl(request, reply, services), services);
+    await signOut(request.auth.principal, webSessionControl(request, reply, services), services);
     return { ok: true };
   });
 
-  app.get('/api/membership/me', async (request) => {
-    const principal = signedIn(await authenticateRequest(request, services));
-    return { ok: true, account: await services.accounts.me(principal), credential: { kind: principal.credential.kind } };
+  app.get('/api/membership/me', route({ auth: 'signed-in', cache: 'no-store' }), async (request) => {
+    return { ok: true, account: await services.accounts.me(request.principal), credential: { kind: request.principal.credential.kind } };
   });
 
   /** Which sign-in methods this server offers (the sign-in page reads it). */
   app.get('/api/membership/auth/providers', async () => ({
     ok: true,
     password: true,
-    emailCode: true,
+    emailCode: services.mailer.deliversToMembers,
     mailDelivery: services.mailer.mode,
     oidc: services.oidc.label ? { label: services.oidc.label, startUrl: '/api/membership/auth/oidc/start' } : null,
   }));

@@ -1,7 +1,8 @@
-import { builder } from '../../graphql/builder.ts';
-import type { GraphQLContext } from '../../graphql/context.ts';
+import { builder } from '../../graphql-core/builder.ts';
+import type { GraphQLContext } from '../../graphql-core/context.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { AccountView } from './account.service.ts';
+import type { MailDelivery } from './mailer.ts';
 import { signOut } from '../../http/web-session.ts';
 import * as authz from '../../authz/authz.ts';
 
@@ -66,7 +67,8 @@ export const AccountRef = builder.objectRef<AccountView>('Account').implement({
 interface AuthProviders {
   password: boolean;
   emailCode: boolean;
-  mailDelivery: 'smtp' | 'outbox';
+  mailDelivery: MailDelivery;
+  mailLogged: boolean;
   oidcLabel: string | null;
 }
 
@@ -74,8 +76,12 @@ const AuthProvidersRef = builder.objectRef<AuthProviders>('AuthProviders').imple
   description: 'The sign-in methods this server offers.',
   fields: (t) => ({
     password: t.exposeBoolean('password', { description: 'Email and password.' }),
-    emailCode: t.exposeBoolean('emailCode', { description: 'A 6-digit code sent by email.' }),
-    mailDelivery: t.exposeString('mailDelivery', { description: 'smtp, or outbox when mail only goes to the server log (development).' }),
+    emailCode: t.exposeBoolean('emailCode', { description: 'A 6-digit code sent by email (false when no code could reach anyone: production without a mail server).' }),
+    mailDelivery: t.exposeString('mailDelivery', {
+      description:
+        'How codes reach people: smtp (emailed); outbox (no mail server, development: staff read mail in the admin app at /admin/outbox); log (no mail server: only the server log); unavailable (no mail server in production: email codes are off).',
+    }),
+    mailLogged: t.exposeBoolean('mailLogged', { description: 'Without a mail server, mail is also printed to the server log (mail.logOutbox, SVC_MAIL_LOG_OUTBOX=1).' }),
     oidcLabel: t.exposeString('oidcLabel', {
       nullable: true,
       description: 'Label of the third-party sign-in button (GET /api/membership/auth/oidc/start), or null when not configured.',
@@ -109,7 +115,13 @@ builder.queryField('authProviders', (t) =>
   t.field({
     type: AuthProvidersRef,
     description: 'The sign-in methods this server offers.',
-    resolve: (_root, _args, { services }) => ({ password: true, emailCode: true, mailDelivery: services.mailer.mode, oidcLabel: services.oidc.label }),
+    resolve: (_root, _args, { services }) => ({
+      password: true,
+      emailCode: services.mailer.deliversToMembers,
+      mailDelivery: services.mailer.mode,
+      mailLogged: services.mailer.mode !== 'smtp' && services.config.mail.logOutbox,
+      oidcLabel: services.oidc.label,
+    }),
   }),
 );
 

@@ -11,16 +11,17 @@ import { AppError, bilingual } from '../../errors/app-error.ts';
 import { defaultLocale, isLocale, locales, type Locale, type Localized } from '../../i18n/locale.ts';
 import { sameDigest, sha256Hex } from '../identity/credential-token.ts';
 import type { IdentityService } from '../identity/identity.service.ts';
-import type { ClientInfo } from '../session/session.service.ts';
-import { hour, minute, type Throttle } from '../rate-limit/throttle.ts';
-import { rateLimitedError } from '../rate-limit/rate-limit.service.ts';
+import type { ClientInfo } from '../../http/client-info.ts';
+import { hour, minute, type Throttle } from '../../rate-limit/throttle.ts';
+import { rateLimitedError } from '../../rate-limit/rate-limit.service.ts';
 import { entityManager } from '../../db/unit-of-work.ts';
-import { Account, accountRoles, type AccountKind, type AccountRole, type IAccount } from './account.entity.ts';
+import { Account, type AccountKind, type IAccount } from './account.entity.ts';
+import { accountRoles, type AccountRole } from '../../authz/principal.ts';
 import { EmailCode } from './email-code.entity.ts';
 import { signInCodeMail, signUpCodeMail, signUpExistingMail, type MailText } from './account.mail.ts';
 import type { Mailer } from './mailer.ts';
 import { decoyHash, guessablePassword, hashPassword, needsRehash, passwordRules, verifyPassword } from './password.ts';
-import type { Principal } from '../identity/principal.ts';
+import type { Principal } from '../../authz/principal.ts';
 
 export interface AccountView {
   id: string;
@@ -131,16 +132,26 @@ export class AccountService {
    */
   async requestSignUp(input: { email: string; password: string }, client: ClientInfo = {}): Promise<{ email: string; expiresAt: Date }> {
     const email = normaliseEmail(input.email);
+    this.#assertMailReachesMembers();
     checkPassword(input.password, email);
     if (client.ip) await this.#throttleSignUp(email, client.ip);
     const passwordHash = await hashPassword(input.password);
     return this.#sendCode(email, client, { ip: false }, (known) => (known ? { mail: signUpExistingMail, passwordHash: null } : { mail: signUpCodeMail, passwordHash }));
   }
 
-  /** Sends a 6-digit code (10 minutes, 5 attempts). Same answer whether or not the account exists. */
-  async startEmailCode(input: { email: string }, client: ClientInfo = {}): Promise<{ email: string; expiresAt: Date }> {
+  /**
+   * Sends a 6-digit code (10 minutes, 5 attempts). Same answer whether or not the account exists.
+   * `forOperator`: the caller shows the code itself (`svc admin create-user --email-code`), so it need not be mailable.
+   */
+  async startEmailCode(input: { email: string }, client: ClientInfo = {}, options: { forOperator?: boolean } = {}): Promise<{ email: string; expiresAt: Date }> {
     const email = normaliseEmail(input.email);
+    if (!options.forOperator) this.#assertMailReachesMembers();
     return this.#sendCode(email, client, { ip: true }, () => ({ mail: signInCodeMail, passwordHash: null }));
+  }
+
+  /** In production without a mail server a code would go nowhere: say so instead of "a code is on its way". */
+  #assertMailReachesMembers(): void {
+    if (!this.#mailer.deliversToMembers) throw new AppError('mail_not_configured');
   }
 
   /**

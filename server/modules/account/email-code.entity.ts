@@ -1,4 +1,4 @@
-import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { defineEntity, p } from '@mikro-orm/core';
 import { baseProperties } from '../../db/base.entity.ts';
 
 /** A 6-digit one-time sign-in code sent by email. Only its salted SHA-256 is stored. */
@@ -16,5 +16,3 @@ export const EmailCode = defineEntity({
     passwordHash: p.string().nullable(),
   },
 });
-
-export type IEmailCode = InferEntity<typeof EmailCode>;

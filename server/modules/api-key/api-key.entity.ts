@@ -23,6 +23,15 @@ export const ApiKey = defineEntity({
     allowedCidrs: p.json<string[]>().default([]),
     /** Organisation keys: the member who minted it. */
     createdBy: p.uuid().nullable(),
+    /** Spend caps of this key per calendar day and month, in micros of the configured currency; null = none. */
+    budgetDayMicros: p.bigint('number').nullable(),
+    budgetMonthMicros: p.bigint('number').nullable(),
+    /** Requests per minute for this key, below the plan's; null = the plan's. */
+    requestsPerMinute: p.integer().nullable(),
+    /** Product model ids this key may call; null = every model the plan includes. */
+    allowedModels: p.json<string[]>().nullable(),
+    /** After this instant the key is refused (401 `key_expired`); null = until revoked. */
+    expiresAt: p.datetime().nullable(),
   },
 });
 

@@ -6,6 +6,7 @@ import type { Em } from '../../db/orm.ts';
 import { AppError, bilingual } from '../../errors/app-error.ts';
 import { displayParts, newToken, sha256Hex, tokenPrefixes } from '../identity/credential-token.ts';
 import { ApiKey, type ApiKeyKind, type IApiKey } from './api-key.entity.ts';
+import type { KeyLimitColumns } from './key-limits.ts';
 
 /** A key's label, trimmed: 1 to 100 characters without control characters, else invalid_request on `name`. */
 export function keyName(value: unknown): string {
@@ -19,7 +20,7 @@ export function keyName(value: unknown): string {
 export function mintKey(
   em: Em,
   kind: ApiKeyKind,
-  fields: { accountId: string; name: string; allowedCidrs?: string[]; createdBy?: string },
+  fields: { accountId: string; name: string; allowedCidrs?: string[]; createdBy?: string } & KeyLimitColumns,
 ): { key: IApiKey; token: string } {
   const token = newToken(kind === 'personal' ? tokenPrefixes.personalKey : tokenPrefixes.enterpriseKey);
   const key = em.create(ApiKey, { ...fields, kind, tokenHash: sha256Hex(token), ...displayParts(token), lastUsedAt: null, revokedAt: null });

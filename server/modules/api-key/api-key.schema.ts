@@ -1,5 +1,6 @@
-import { builder } from '../../graphql/builder.ts';
+import { builder } from '../../graphql-core/builder.ts';
 import type { ApiKeyView, CreatedApiKey } from './api-key.service.ts';
+import { keyLimitsArg, KeyLimitsInputRef, KeyLimitsRef } from './key-limits.schema.ts';
 
 export const ApiKeyRef = builder.objectRef<ApiKeyView>('ApiKey').implement({
   description: 'A personal API key (svc_live_…). The full token is only ever shown at creation.',
@@ -10,6 +11,7 @@ export const ApiKeyRef = builder.objectRef<ApiKeyView>('ApiKey').implement({
     last4: t.exposeString('last4', { description: 'Last 4 characters of the token.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
     lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true, description: 'Last use (recorded within seconds), or null.' }),
+    limits: t.expose('limits', { type: KeyLimitsRef, description: "The key's spend caps, rpm, model allow-list and expiry, with today's and this month's spend." }),
   }),
 });
 
@@ -35,8 +37,26 @@ builder.mutationField('createApiKey', (t) =>
     type: CreatedApiKeyRef,
     authScopes: { signedIn: true },
     description: 'Mints a personal API key (needs a web session). The token is in this response only.',
-    args: { name: t.arg.string({ required: true, description: 'A label, 1 to 100 characters.' }) },
-    resolve: (_root, args, { principal, services }) => services.apiKeys.create(principal, args),
+    args: {
+      name: t.arg.string({ required: true, description: 'A label, 1 to 100 characters.' }),
+      limits: t.arg({ type: KeyLimitsInputRef, description: 'Spend caps, rpm, model allow-list and expiry (optional).' }),
+    },
+    resolve: (_root, args, { principal, services }) => services.apiKeys.create(principal, { name: args.name, ...keyLimitsArg(args.limits) }),
+  }),
+);
+
+builder.mutationField('updateApiKey', (t) =>
+  t.field({
+    type: ApiKeyRef,
+    authScopes: { signedIn: true },
+    description: "Renames a personal key or changes its limits (needs a web session). Takes effect at once on every server.",
+    args: {
+      id: t.arg.id({ required: true, description: 'Key id.' }),
+      name: t.arg.string({ description: 'A new label (optional).' }),
+      limits: t.arg({ type: KeyLimitsInputRef, description: 'The limits to change; fields left out stay as they are.' }),
+    },
+    resolve: (_root, args, { principal, services }) =>
+      services.apiKeys.update(principal, String(args.id), { ...(args.name == null ? {} : { name: args.name }), ...keyLimitsArg(args.limits) }),
   }),
 );
 

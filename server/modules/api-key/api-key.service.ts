@@ -15,6 +15,7 @@ import type { AuditLog } from '../audit/audit.service.ts';
 import { optionalReason } from '../audit/reason.ts';
 import { ApiKey, type IApiKey } from './api-key.entity.ts';
 import { keyName, mintKey } from './api-key.mint.ts';
+import { checkBudgets, type KeyLimitPolicy, type KeyLimitsInput, type KeyLimitsView } from './key-limits.ts';
 
 export interface ApiKeyView {
   id: string;
@@ -23,6 +24,8 @@ export interface ApiKeyView {
   last4: string;
   createdAt: Date;
   lastUsedAt: Date | null;
+  /** The key's own limits and its spend today and this month (issue 51). */
+  limits: KeyLimitsView;
 }
 
 export interface CreatedApiKey {
@@ -37,11 +40,13 @@ export class ApiKeyService {
   readonly #db: Database;
   readonly #identity: IdentityService;
   readonly #audit: AuditLog;
+  readonly #limits: KeyLimitPolicy;
 
-  constructor(db: Database, identity: IdentityService, audit: AuditLog) {
+  constructor(db: Database, identity: IdentityService, audit: AuditLog, limits: KeyLimitPolicy) {
     this.#db = db;
     this.#identity = identity;
     this.#audit = audit;
+    this.#limits = limits;
   }
 
   /** The caller's live personal keys, newest first. */
@@ -52,22 +57,54 @@ export class ApiKeyService {
 
   async listForAccount(accountId: string): Promise<ApiKeyView[]> {
     const rows = await entityManager(this.#db).find(ApiKey, { accountId, kind: 'personal', revokedAt: null }, { orderBy: { createdAt: 'desc', id: 'asc' } });
-    return rows.map(view);
+    return this.#views(rows);
   }
 
-  /** Mints a key for the signed-in caller (web session required). */
-  async create(actor: authz.Actor, input: { name: string }): Promise<CreatedApiKey> {
+  async #views(rows: IApiKey[]): Promise<ApiKeyView[]> {
+    const limits = await this.#limits.views(rows);
+    return rows.map((row) => view(row, limits.get(row.id)!));
+  }
+
+  /** Mints a key for the signed-in caller (web session required), with the limits `input` sets. */
+  async create(actor: authz.Actor, input: { name: string } & KeyLimitsInput): Promise<CreatedApiKey> {
     authz.assert(actor, 'api-key:manage');
     return this.createForAccount(actor.accountId, input);
+  }
+
+  /**
+   * Changes a key's name or limits (fields absent stay as they are; null lifts a limit). Every instance
+   * drops the key from its credential cache, so the next request is admitted under the new limits.
+   */
+  async update(actor: authz.Actor, keyId: string, input: { name?: unknown } & KeyLimitsInput): Promise<ApiKeyView> {
+    authz.assert(actor, 'api-key:manage');
+    const em = entityManager(this.#db);
+    const key = isUuid(keyId) ? await em.findOne(ApiKey, { id: keyId, accountId: actor.accountId, kind: 'personal', revokedAt: null }) : null;
+    if (!key) {
+      throw new AppError('not_found', isUuid(keyId) ? bilingual('No live API key {id} on your account.', '您的账户中没有有效的 API 密钥 {id}。', { id: keyId }) : bilingual('That is not an API key id.', '这不是 API 密钥的 ID。'), {
+        param: 'id',
+      });
+    }
+    const owner = await em.findOneOrFail(Account, { id: actor.accountId });
+    const columns = this.#limits.parse(input, owner.planPackage);
+    if (input.name !== undefined) key.name = keyName(input.name);
+    em.assign(key, columns);
+    checkBudgets(key);
+    await em.flush();
+    await this.#identity.invalidate({ tokenHashes: [key.tokenHash] });
+    const [updated] = await this.#views([key]);
+    return updated!;
   }
 
   /**
    * Mints a key for an account without a caller check: for trusted callers that have already authorised
    * (the admin CLI, tests, seed scripts). Transports use `create`.
    */
-  async createForAccount(accountId: string, input: { name: string }): Promise<CreatedApiKey> {
+  async createForAccount(accountId: string, input: { name: string } & KeyLimitsInput): Promise<CreatedApiKey> {
     const name = keyName(input.name);
     const em = entityManager(this.#db);
+    const owner = await em.findOneOrFail(Account, { id: accountId });
+    const columns = this.#limits.parse(input, owner.planPackage);
+    checkBudgets(columns);
     const live = await em.count(ApiKey, { accountId, kind: 'personal', revokedAt: null });
     if (live >= maxKeysPerAccount) {
       throw new AppError(
@@ -75,9 +112,10 @@ export class ApiKeyService {
         bilingual('An account can have at most {max} live keys; revoke one first.', '每个账户最多只能有 {max} 个有效密钥，请先撤销一个。', { max: maxKeysPerAccount }),
       );
     }
-    const { key, token } = mintKey(em, 'personal', { accountId, name });
+    const { key, token } = mintKey(em, 'personal', { accountId, name, ...columns });
     await em.flush();
-    return { key: view(key), token };
+    const [created] = await this.#views([key]);
+    return { key: created!, token };
   }
 
   /**
@@ -119,7 +157,7 @@ export class ApiKeyService {
     });
     if (!revoked) throw missing();
     await this.#identity.invalidate({ tokenHashes: [revoked.tokenHash] });
-    return view(revoked);
+    return (await this.#views([revoked]))[0]!;
   }
 
   /** Revokes a key of the given account without a caller check (trusted callers; transports use `revoke`). */
@@ -135,11 +173,11 @@ export class ApiKeyService {
     key.revokedAt = new Date();
     await em.flush();
     await this.#identity.invalidate({ tokenHashes: [key.tokenHash] });
-    return view(key);
+    return (await this.#views([key]))[0]!;
   }
 }
 
-function view(key: IApiKey): ApiKeyView {
+function view(key: IApiKey, limits: KeyLimitsView): ApiKeyView {
   return {
     id: key.id,
     name: key.name,
@@ -147,5 +185,6 @@ function view(key: IApiKey): ApiKeyView {
     last4: key.last4,
     createdAt: key.createdAt,
     lastUsedAt: key.lastUsedAt ?? null,
+    limits,
   };
 }

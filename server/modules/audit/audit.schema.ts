@@ -1,4 +1,4 @@
-import { builder } from '../../graphql/builder.ts';
+import { builder } from '../../graphql-core/builder.ts';
 import { AUDIT_DEFAULT_PAGE, AUDIT_MAX_PAGE, type AuditPage, type AuditRecord } from './audit.service.ts';
 
 const AuditLogEntryRef = builder.objectRef<AuditRecord>('AuditLogEntry').implement({

@@ -15,18 +15,19 @@ import type { Database, Em } from '../../db/orm.ts';
 import { AppError, bilingual } from '../../errors/app-error.ts';
 import * as authz from '../../authz/authz.ts';
 import { isUuid } from '../../db/ids.ts';
+import type { AuditFields, RecordedAuditAction } from './audit.vocabulary.ts';
 
-export type AuditTargetType = 'account' | 'api_key' | 'session' | 'organisation' | 'application' | 'order';
+export type AuditTargetType = 'account' | 'api_key' | 'session' | 'organisation' | 'application' | 'order' | 'credit_code' | 'credit_code_batch';
 
 export interface AuditEntry {
   /** The staff account that acted; null for the system (a job, a payment notification, the admin CLI). */
   actorId: string | null;
-  /** What was done, e.g. `account:disable`, `account:set-package`, `order:paid`. */
-  action: string;
+  /** What was done, e.g. `account:disable`, `account:set-package`, `order:paid` (audit.vocabulary.ts). */
+  action: RecordedAuditAction;
   targetType: AuditTargetType;
   targetId: string;
-  before?: Record<string, unknown> | null;
-  after?: Record<string, unknown> | null;
+  before?: AuditFields | null;
+  after?: AuditFields | null;
   reason?: string | null;
   /** The `mbr_…` id of the request that caused it, when there was one. */
   requestId?: string | null;
@@ -129,8 +130,10 @@ export class AuditLog {
     }
     if (filter.aboutAccountId) {
       if (!isUuid(filter.aboutAccountId)) throw new AppError('invalid_request', bilingual('filter.aboutAccountId must be an account id.', 'filter.aboutAccountId 必须是账户 ID。'), { param: 'filter.aboutAccountId' });
-      // Key revocations are filed under the key: find them through the keys the account owns (or owned).
-      where.push(`((l."target_type" = 'account' and l."target_id" = ?) or (l."target_type" = 'api_key' and l."target_id" in (select k."id"::text from "api_key" k where k."account_id" = ?)))`);
+      // Key revocations are filed under the key: find them through the keys the account owns (or owned). As a
+      // list of (type, id) pairs each entry is an index lookup (audit_log_target_index); the same test written
+      // with `or` walked the whole log backwards by id (1.4 s at 1,000,000 entries, docs/performance.md).
+      where.push(`(l."target_type", l."target_id") in (select 'account', ?::text union all select 'api_key', k."id"::text from "api_key" k where k."account_id" = ?)`);
       params.push(filter.aboutAccountId, filter.aboutAccountId);
     }
     if (filter.targetType) {

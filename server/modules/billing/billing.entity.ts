@@ -1,8 +1,13 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { paymentProviderIds } from './providers/provider.ts';
 
-export const orderStates = ['created', 'paid', 'failed', 'expired', 'refunded'] as const;
-/** `created → paid | failed | expired`, `paid → refunded`; every other change is refused. */
+export const orderStates = ['created', 'paid', 'failed', 'expired', 'refunded', 'refund_pending', 'refund_failed'] as const;
+/**
+ * `created → paid | failed | expired`; `paid → refunded` when the provider returns the money at once, or
+ * `paid → refund_pending → refunded | refund_failed` when it is still on its way (WeChat Pay `PROCESSING`);
+ * `refund_failed → refunded | refund_pending | refund_failed` when staff refund again. Every other change is
+ * refused.
+ */
 export type OrderState = (typeof orderStates)[number];
 
 /**
@@ -20,7 +25,10 @@ export const BillingOrder = defineEntity({
       .datetime()
       .onCreate(() => new Date())
       .onUpdate(() => new Date()),
+    /** The account the package is for: a member's own, or an organisation's. */
     accountId: p.uuid().index(),
+    /** Who opened the checkout: the member, or the organisation's owner or admin who pays (receipts go to them). */
+    placedBy: p.uuid().nullable(),
     packageId: p.string().length(64),
     provider: p.enum(paymentProviderIds),
     /** What the payer is charged, in minor units of `currency`: `listMinor − creditMinor`. */
@@ -42,9 +50,18 @@ export const BillingOrder = defineEntity({
     paidAt: p.datetime().nullable(),
     /** When it became failed or expired. */
     closedAt: p.datetime().nullable(),
+    /** When the money was returned (the provider said so): the refund's time in revenue stats. */
     refundedAt: p.datetime().nullable(),
     refundReason: p.text().nullable(),
     providerRefundId: p.string().length(255).nullable(),
+    /** Our id of the latest refund attempt (WeChat `out_refund_no`): `<order id>R<attempt>`. */
+    refundId: p.string().length(64).nullable(),
+    /** Refund attempts the provider gave up (CLOSED, ABNORMAL, failed): the next attempt is number this + 1. */
+    failedRefunds: p.integer().default(0),
+    /** When the latest refund attempt was asked for. */
+    refundRequestedAt: p.datetime().nullable(),
+    /** Why the latest attempt failed, as the provider said (e.g. `ABNORMAL`), for staff. */
+    refundFailure: p.text().nullable(),
     /**
      * The subscription term version the credit was computed from (upgrades): when the term changed before
      * this order was paid, the credit is not applied twice (subscription.service.ts).
@@ -55,9 +72,10 @@ export const BillingOrder = defineEntity({
 
 export type IBillingOrder = InferEntity<typeof BillingOrder>;
 
-export const noticeOutcomes = ['applied', 'duplicate', 'failed', 'pending', 'ignored', 'rejected', 'unverified', 'error'] as const;
+export const noticeOutcomes = ['applied', 'duplicate', 'failed', 'pending', 'ignored', 'rejected', 'unverified', 'error', 'refunded', 'refund_failed'] as const;
 /**
  * - `applied`: this notice paid the order (exactly one per paid order);
+ * - `refunded` / `refund_failed`: this refund notice (or refund query answer) settled a pending refund;
  * - `duplicate`: the order was already paid by the same trade: nothing credited;
  * - `failed`: it moved a created order to failed; `pending`: nothing final yet;
  * - `ignored`: verified, but changes no order (a refund update, a non-final state on a closed order);
@@ -88,11 +106,16 @@ export const BillingNotice = defineEntity({
     currency: p.string().length(3).nullable(),
     /** The signature-relevant request headers (never cookies or authorization). */
     headers: p.json<Record<string, string>>().nullable(),
-    /** The raw body exactly as received (notify), or the provider's answer (query). */
-    body: p.text().nullable(),
+    /**
+     * The raw bytes exactly as received (notify), or the provider's answer (query); of a notice that was
+     * not verified, only the first KiB (notice-store.ts).
+     */
+    body: p.blob().nullable(),
+    /** SHA-256 (hex) of the whole body as received. */
+    bodySha256: p.string().length(64).nullable(),
+    /** Size of the whole body as received, in bytes. */
+    bodyBytes: p.integer().nullable(),
     /** The verified payload (for WeChat Pay, the decrypted resource). */
     payload: p.json<unknown>().nullable(),
   },
 });
-
-export type IBillingNotice = InferEntity<typeof BillingNotice>;

@@ -5,7 +5,9 @@
  *   - reconciliation: orders left `created` are asked about at their provider (a lost notification is
  *     applied) and expire after `payments.orderTtlMinutes`. One instance at a time runs it (a Redis lock
  *     with a lease; in single-instance mode there is only one), so providers are not asked twice; were two
- *     to run anyway, applying a notice is idempotent and expiry takes the order's row lock.
+ *     to run anyway, applying a notice is idempotent and expiry takes the order's row lock;
+ *   - retention: notices that were not verified are deleted after `payments.unverifiedRetentionDays` (by the
+ *     instance holding the same lease).
  */
 import type { Logger } from 'pino';
 import type { RedisLayer } from '../../infra/redis.ts';
@@ -18,6 +20,8 @@ export interface JobRun {
   periodEnds: number;
   /** Null when another instance holds the reconciliation lease. */
   reconcile: ReconcileReport | null;
+  /** Unverified notices deleted this round; null when another instance holds the lease. */
+  purgedNotices: number | null;
 }
 
 export class BillingJobs {
@@ -37,7 +41,7 @@ export class BillingJobs {
     this.#instanceId = deps.instanceId;
   }
 
-  /** One round of both jobs (the timer calls it; tests and operators may call it for a given moment). */
+  /** One round of the jobs (the timer calls it; tests and operators may call it for a given moment). */
   async runOnce(now?: Date, options: { leaseMs?: number } = {}): Promise<JobRun> {
     // The lease first: instances whose rounds start together ask at once, so one of them reconciles (asked
     // after the period-end work, a quick instance could finish and release before a slow one asked).
@@ -45,7 +49,8 @@ export class BillingJobs {
     try {
       const periodEnds = await this.#subscriptions.runPeriodEnd(now);
       const reconcile: ReconcileReport | null = leased ? await this.#orders.reconcile({ now }) : null;
-      return { periodEnds, reconcile };
+      const purgedNotices = leased ? await this.#orders.purgeUnverifiedNotices(now) : null;
+      return { periodEnds, reconcile, purgedNotices };
     } finally {
       if (leased) await this.#release();
     }

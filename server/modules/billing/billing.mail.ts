@@ -1,6 +1,7 @@
 /**
  * Payment emails — the receipt after a paid order and the notice after a refund — in the account's
  * language. Amounts come formatted with their currency code; times are shown in the service time zone.
+ * The period's end is said as the web app says it ("Ends on {date}, won't renew"): nothing renews by itself.
  */
 import type { Localized } from '../../i18n/locale.ts';
 import type { MailText } from '../account/account.mail.ts';
@@ -39,7 +40,7 @@ export const receiptMail: Localized<(values: ReceiptValues) => MailText> = {
       ...(v.credit ? [`Credit for the unused part of your previous period: ${v.credit}`] : []),
       `Paid: ${v.amount} by ${providerNames.en[v.provider] ?? v.provider}`,
       `Date: ${when(v.paidAt, 'en', v.timeZone)}`,
-      ...(v.periodEnd ? [`Your current period ends: ${when(v.periodEnd, 'en', v.timeZone)}`] : []),
+      ...(v.periodEnd ? [`Ends on ${when(v.periodEnd, 'en', v.timeZone)}, won't renew: renew before then to keep it.`] : []),
       ``,
       `Your orders and receipts: ${v.accountUrl}`,
     ].join('\n'),
@@ -54,7 +55,7 @@ export const receiptMail: Localized<(values: ReceiptValues) => MailText> = {
       ...(v.credit ? [`上一周期未使用部分的抵扣：${v.credit}`] : []),
       `实付：${v.amount}（${providerNames['zh-CN'][v.provider] ?? v.provider}）`,
       `日期：${when(v.paidAt, 'zh-CN', v.timeZone)}`,
-      ...(v.periodEnd ? [`当前周期结束时间：${when(v.periodEnd, 'zh-CN', v.timeZone)}`] : []),
+      ...(v.periodEnd ? [`${when(v.periodEnd, 'zh-CN', v.timeZone)} 到期，不会自动续费：如需继续使用，请在此之前续费。`] : []),
       ``,
       `查看订单和收据：${v.accountUrl}`,
     ].join('\n'),

@@ -1,11 +1,12 @@
 /**
- * Checkout, orders and the subscription (DESIGN §8.6) for members; order lookup, re-query and refund for
- * staff. Resolvers call `services.checkout` / `services.subscriptions`, which check the rights
+ * Checkout, orders and the subscription (DESIGN §8.6) for members — and, with `organisationId`, for an
+ * organisation its owner or an admin pays for; order lookup,
+ * re-query and refund for staff. Resolvers call `services.checkout` / `services.subscriptions`, which check the rights
  * (`billing:read`, `billing:manage`, `order:read`, `order:requery`, `order:refund`) — the same methods as
  * the REST routes in billing.rest.ts.
  */
 import * as authz from '../../authz/authz.ts';
-import { builder } from '../../graphql/builder.ts';
+import { builder } from '../../graphql-core/builder.ts';
 import { formatMinor } from '../../config/money.ts';
 import { AppError, bilingual } from '../../errors/app-error.ts';
 import { AccountRef } from '../account/account.schema.ts';
@@ -19,7 +20,7 @@ import { paymentProviderIds } from './providers/provider.ts';
 import type { CheckoutQuote, SubscriptionView } from './subscription.service.ts';
 
 export const OrderStateEnum = builder.enumType('OrderState', {
-  description: 'Where an order is: created → paid | failed | expired, and paid → refunded.',
+  description: 'Where an order is: created → paid | failed | expired; paid → refunded, or paid → refund_pending → refunded | refund_failed.',
   values: Object.fromEntries(
     orderStates.map((state) => [
       state,
@@ -30,7 +31,9 @@ export const OrderStateEnum = builder.enumType('OrderState', {
           paid: 'Paid: the package was applied.',
           failed: 'The payment failed or was cancelled; nothing was charged.',
           expired: 'Not paid in time; closed at the provider.',
-          refunded: 'Paid, then refunded in full.',
+          refunded: 'Paid, then refunded in full: the provider returned the money.',
+          refund_pending: 'A refund was accepted by the provider and the money is on its way (WeChat Pay PROCESSING); the package stays until it arrives.',
+          refund_failed: 'The provider gave the refund up (WeChat Pay CLOSED or ABNORMAL): no money was returned; staff may refund again.',
         }[state],
       },
     ]),
@@ -69,7 +72,7 @@ const SubscriptionStateEnum = builder.enumType('SubscriptionState', {
   } as const,
 });
 
-const PaymentDeviceEnum = builder.enumType('PaymentDevice', {
+export const PaymentDeviceEnum = builder.enumType('PaymentDevice', {
   description: 'Which Alipay page to send the payer to.',
   values: { desktop: { value: 'desktop', description: 'alipay.trade.page.pay' }, mobile: { value: 'mobile', description: 'alipay.trade.wap.pay' } } as const,
 });
@@ -78,10 +81,11 @@ export const OrderRef = builder.objectRef<OrderView>('Order').implement({
   description: 'One checkout: a month of a package, paid through one provider. Its id is the out_trade_no sent to Alipay and WeChat Pay.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'Order id (out_trade_no).' }),
-    accountId: t.exposeID('accountId', { description: 'The account that bought it.' }),
+    accountId: t.exposeID('accountId', { description: 'The account the package is for (a member, or an organisation).' }),
+    organisationId: t.exposeID('organisationId', { nullable: true, description: 'The organisation that pays, when its owner or an admin bought the package for it; null for a member’s own order.' }),
     packageId: t.exposeString('packageId', { description: 'The package bought, e.g. max_x5.' }),
     provider: t.expose('provider', { type: PaymentProviderEnum, description: 'Who takes the payment.' }),
-    state: t.expose('state', { type: OrderStateEnum, description: 'created, paid, failed, expired or refunded.' }),
+    state: t.expose('state', { type: OrderStateEnum, description: 'created, paid, failed, expired, refunded, refund_pending or refund_failed.' }),
     amount: t.exposeString('amount', { description: 'What is charged, as a decimal with the currency’s digits, e.g. "65.00".' }),
     amountMinor: t.exposeInt('amountMinor', { description: 'What is charged, in minor units (6500 = 65.00).' }),
     listMinor: t.exposeInt('listMinor', { description: 'The package price in this currency, in minor units.' }),
@@ -94,7 +98,13 @@ export const OrderRef = builder.objectRef<OrderView>('Order').implement({
     expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'When an unpaid order expires.' }),
     paidAt: t.expose('paidAt', { type: 'DateTime', nullable: true, description: 'When it was paid.' }),
     closedAt: t.expose('closedAt', { type: 'DateTime', nullable: true, description: 'When it failed or expired.' }),
-    refundedAt: t.expose('refundedAt', { type: 'DateTime', nullable: true, description: 'When it was refunded.' }),
+    refundedAt: t.expose('refundedAt', { type: 'DateTime', nullable: true, description: 'When the provider returned the money.' }),
+    refundRequestedAt: t.expose('refundRequestedAt', { type: 'DateTime', nullable: true, description: 'When the latest refund was asked for (it may still be pending).' }),
+    refundFailure: t.string({
+      nullable: true,
+      description: 'Staff: why the latest refund failed, in the provider’s words (CLOSED, ABNORMAL); null for members and unless refund_failed.',
+      resolve: (order, _args, { principal }) => (authz.can(principal, 'order:read') ? order.refundFailure : null),
+    }),
     refundReason: t.string({
       nullable: true,
       description: 'Staff: why it was refunded (null for members).',
@@ -116,18 +126,18 @@ const NoticeRef = builder.objectRef<NoticeView>('PaymentNotice').implement({
     provider: t.expose('provider', { type: PaymentProviderEnum, description: 'Which provider it came from (or was asked).' }),
     source: t.exposeString('source', { description: 'notify (pushed by the provider) or query (reconciliation asked).' }),
     verified: t.exposeBoolean('verified', { description: 'Whether its signature verified.' }),
-    outcome: t.exposeString('outcome', { description: 'applied, duplicate, failed, pending, ignored, rejected, unverified or error.' }),
+    outcome: t.exposeString('outcome', { description: 'applied, duplicate, failed, pending, ignored, rejected, unverified or error; refund notices: refunded or refund_failed.' }),
     reason: t.exposeString('reason', { nullable: true, description: 'Why it was rejected or not verified (e.g. amount_mismatch, bad_signature).' }),
     detail: t.exposeString('detail', { nullable: true, description: 'The details of the reason.' }),
     eventId: t.exposeString('eventId', { nullable: true, description: 'The provider’s id of the notification.' }),
     providerTradeNo: t.exposeString('providerTradeNo', { nullable: true, description: 'The provider’s trade id it named.' }),
-    status: t.exposeString('status', { nullable: true, description: 'paid, failed or pending, as it said.' }),
+    status: t.exposeString('status', { nullable: true, description: 'paid, failed or pending (refunds: refunded, refund_failed or refund_pending), as it said.' }),
     amountMinor: t.exposeInt('amountMinor', { nullable: true, description: 'The amount it said, in minor units.' }),
     currency: t.exposeString('currency', { nullable: true, description: 'The currency it said.' }),
   }),
 });
 
-const CheckoutRef = builder.objectRef<Checkout>('Checkout').implement({
+export const CheckoutRef = builder.objectRef<Checkout>('Checkout').implement({
   description: 'A new order and how to pay it: redirect to `payUrl` or draw `qrCode`.',
   fields: (t) => ({
     order: t.expose('order', { type: OrderRef, description: 'The order (state created).' }),
@@ -177,7 +187,7 @@ const ProviderInfoRef = builder.objectRef<ProviderInfo>('PaymentMethod').impleme
 const RequeryResultRef = builder.objectRef<RequeryResult>('OrderRequery').implement({
   description: 'What asking the provider about an order found.',
   fields: (t) => ({
-    result: t.exposeString('result', { description: 'paid, failed, expired, pending, unchanged, skipped or error.' }),
+    result: t.exposeString('result', { description: 'paid, failed, expired, pending, refunded, refund_failed, unchanged, skipped or error.' }),
     detail: t.exposeString('detail', { nullable: true, description: 'Why it was skipped or failed.' }),
     order: t.expose('order', { type: OrderRef, description: 'The order afterwards.' }),
   }),
@@ -218,8 +228,9 @@ builder.queryField('subscription', (t) =>
     type: SubscriptionRef,
     nullable: true,
     authScopes: { signedIn: true },
-    description: "The signed-in account's paid term; null when it never paid (Free).",
-    resolve: (_root, _args, { principal, services }) => services.subscriptions.mine(principal),
+    description: "The signed-in account's paid term, or (organisationId) that organisation's, for its owner and admins; null when it never paid (Free).",
+    args: { organisationId: t.arg.id({ description: 'An organisation you own or administer; omit for your own account.' }) },
+    resolve: (_root, args, { principal, services }) => services.subscriptions.mine(principal, idOrNull(args.organisationId)),
   }),
 );
 
@@ -231,8 +242,9 @@ builder.queryField('checkoutQuote', (t) =>
     args: {
       packageId: t.arg.string({ required: true, description: 'e.g. max_x5.' }),
       currency: t.arg.string({ required: true, description: 'ISO 4217 code (CNY for Alipay and WeChat Pay).' }),
+      organisationId: t.arg.id({ description: 'Quote for this organisation (you own or administer it); omit for your own account.' }),
     },
-    resolve: (_root, args, { principal, services }) => services.checkout.quote(principal, args.packageId, args.currency),
+    resolve: (_root, args, { principal, services }) => services.checkout.quote(principal, args.packageId, args.currency, idOrNull(args.organisationId)),
   }),
 );
 
@@ -240,9 +252,12 @@ builder.queryField('orders', (t) =>
   t.field({
     type: [OrderRef],
     authScopes: { signedIn: true },
-    description: "The signed-in account's orders, newest first.",
-    args: { first: t.arg.int({ defaultValue: ORDERS_DEFAULT_PAGE, description: `How many, 1 to ${ORDERS_MAX_PAGE}.` }) },
-    resolve: (_root, args, { principal, services }) => services.checkout.orders(principal, args.first ?? null),
+    description: "The signed-in account's orders, or (organisationId) that organisation's for its owner and admins, newest first.",
+    args: {
+      first: t.arg.int({ defaultValue: ORDERS_DEFAULT_PAGE, description: `How many, 1 to ${ORDERS_MAX_PAGE}.` }),
+      organisationId: t.arg.id({ description: 'An organisation you own or administer; omit for your own account.' }),
+    },
+    resolve: (_root, args, { principal, services }) => services.checkout.orders(principal, args.first ?? null, idOrNull(args.organisationId)),
   }),
 );
 
@@ -251,7 +266,7 @@ builder.queryField('order', (t) =>
     type: OrderRef,
     nullable: true,
     authScopes: { signedIn: true },
-    description: "One of the signed-in account's orders; null when there is none with that id.",
+    description: "One of the signed-in account's orders (or of an organisation it owns or administers); null when there is none with that id.",
     args: { id: t.arg.id({ required: true, description: 'Order id.' }) },
     resolve: (_root, args, { principal, services }) => services.checkout.order(principal, String(args.id)),
   }),
@@ -261,15 +276,21 @@ builder.mutationField('checkout', (t) =>
   t.field({
     type: CheckoutRef,
     authScopes: { signedIn: true },
-    description: 'Buys one month of a package (from a web session): creates the order and starts the payment. Same as POST /api/membership/checkout.',
+    description:
+      'Buys one month of a package (from a web session): creates the order and starts the payment — for your own account, or for an organisation you own or administer (organisationId). Same as POST /api/membership/checkout.',
     args: {
       packageId: t.arg.string({ required: true, description: 'e.g. pro, max_x5, max_x20.' }),
       provider: t.arg({ type: PaymentProviderEnum, required: true, description: 'Who takes the payment.' }),
       currency: t.arg.string({ required: true, description: 'ISO 4217 code; CNY for Alipay and WeChat Pay.' }),
       device: t.arg({ type: PaymentDeviceEnum, description: 'Alipay: desktop (default) or mobile page.' }),
+      organisationId: t.arg.id({ description: 'The organisation that pays (you are its owner or an admin); omit to buy for your own account.' }),
     },
     resolve: (_root, args, { principal, services, requestId }) =>
-      services.checkout.checkout(principal, { packageId: args.packageId, provider: args.provider, currency: args.currency, device: args.device ?? null }, { requestId }),
+      services.checkout.checkout(
+        principal,
+        { packageId: args.packageId, provider: args.provider, currency: args.currency, device: args.device ?? null, organisationId: idOrNull(args.organisationId) },
+        { requestId },
+      ),
   }),
 );
 
@@ -277,8 +298,9 @@ builder.mutationField('cancelSubscription', (t) =>
   t.field({
     type: SubscriptionRef,
     authScopes: { signedIn: true },
-    description: 'Ends the paid term at the period end (the package stays until then).',
-    resolve: (_root, _args, { principal, services, requestId }) => services.subscriptions.cancel(principal, { requestId }),
+    description: 'Ends the paid term at the period end (the package stays until then): yours, or an organisation’s you own or administer.',
+    args: { organisationId: t.arg.id({ description: 'An organisation you own or administer; omit for your own account.' }) },
+    resolve: (_root, args, { principal, services, requestId }) => services.subscriptions.cancel(principal, { requestId, organisationId: idOrNull(args.organisationId) }),
   }),
 );
 
@@ -286,8 +308,9 @@ builder.mutationField('resumeSubscription', (t) =>
   t.field({
     type: SubscriptionRef,
     authScopes: { signedIn: true },
-    description: 'Undoes a cancellation before the period ends.',
-    resolve: (_root, _args, { principal, services, requestId }) => services.subscriptions.resume(principal, { requestId }),
+    description: 'Undoes a cancellation before the period ends: yours, or an organisation’s you own or administer.',
+    args: { organisationId: t.arg.id({ description: 'An organisation you own or administer; omit for your own account.' }) },
+    resolve: (_root, args, { principal, services, requestId }) => services.subscriptions.resume(principal, { requestId, organisationId: idOrNull(args.organisationId) }),
   }),
 );
 
@@ -295,7 +318,7 @@ builder.mutationField('sandboxPayOrder', (t) =>
   t.field({
     type: OrderRef,
     authScopes: { signedIn: true },
-    description: 'The sandbox pay page: pays (or, with paid: false, fails) your own sandbox order, as a provider notification would. Only while the sandbox is on.',
+    description: 'The sandbox pay page: pays (or, with paid: false, fails) your own sandbox order, or your organisation’s, as a provider notification would. Only while the sandbox is on.',
     args: {
       orderId: t.arg.id({ required: true, description: 'Order id.' }),
       paid: t.arg.boolean({ defaultValue: true, description: 'true pays, false fails the order.' }),
@@ -365,7 +388,8 @@ builder.mutationField('refundOrder', (t) =>
   t.field({
     type: OrderRef,
     authScopes: { signedIn: true },
-    description: 'Admin: refunds a paid order in full through its provider, with a reason; the month it bought is taken back. Audited.',
+    description:
+      'Admin: refunds a paid order (or one whose refund failed) in full through its provider, with a reason. The order is refunded — and the month it bought taken back — once the provider returns the money; until then it is refund_pending. Audited.',
     args: {
       id: t.arg.id({ required: true, description: 'Order id.' }),
       reason: t.arg.string({ required: true, description: 'Why (goes into the audit log).' }),
@@ -391,3 +415,7 @@ builder.objectFields(AccountRef, (t) => ({
     },
   }),
 }));
+
+export function idOrNull(id: string | number | null | undefined): string | null {
+  return id === null || id === undefined ? null : String(id);
+}

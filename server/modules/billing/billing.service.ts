@@ -12,14 +12,17 @@
  *   - reconciliation asks the provider about orders still `created`, and expires them (after closing the
  *     trade at the provider) once their time is up.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Config } from '../../config/config.ts';
 import { formatMinor } from '../../config/money.ts';
 import type { Database, Em } from '../../db/orm.ts';
 import { AppError } from '../../errors/app-error.ts';
-import { BillingNotice, BillingOrder, type IBillingOrder, type NoticeOutcome, type OrderState } from './billing.entity.ts';
+import { LocalGcra } from '../../rate-limit/gcra.ts';
+import { BillingOrder, type IBillingOrder, type NoticeOutcome, type OrderState } from './billing.entity.ts';
 import { decideNotice, type OrderFacts, type RejectReason } from './notice-rules.ts';
+import { NoticeStore, notifyEvidence, type Evidence, type UnverifiedBudget } from './notice-store.ts';
+import { Refunds, type RefundNoticeResult, type RefundReconcileResult } from './refunds.ts';
 import {
   NotificationError,
   ProviderCallError,
@@ -35,7 +38,12 @@ import type { PaymentProviders } from './providers/registry.ts';
 export interface OrderView {
   /** The `out_trade_no`. */
   id: string;
+  /** The account the package is for: the member's own, or an organisation's. */
   accountId: string;
+  /** The person who opened the checkout (an organisation's owner or admin pays for it); null on older orders. */
+  placedBy: string | null;
+  /** The organisation that pays (= `accountId`) when someone else opened the checkout for it; null for a member's own order. */
+  organisationId: string | null;
   packageId: string;
   provider: PaymentProviderId;
   state: OrderState;
@@ -55,14 +63,20 @@ export interface OrderView {
   closedAt: Date | null;
   refundedAt: Date | null;
   refundReason: string | null;
+  /** When the latest refund was asked for (it may still be `refund_pending`). */
+  refundRequestedAt: Date | null;
+  /** Why the latest refund failed, in the provider's words (`CLOSED`, `ABNORMAL`); null unless `refund_failed`. */
+  refundFailure: string | null;
   creditVersion: number | null;
 }
 
-/** Who asked for a change made by staff (a refund), for the audit log. */
+/** Who asked for a change made by staff (a refund; null when the provider settled it), for the audit log. */
 export interface ChangeContext {
   actorId: string | null;
   reason: string | null;
   requestId: string | null;
+  /** The state the order left (`paid`, `refund_pending`, `refund_failed`). */
+  from?: OrderState;
 }
 
 export interface BillingHooks {
@@ -72,8 +86,10 @@ export interface BillingHooks {
    * provider is told to retry.
    */
   onPaid(order: OrderView, tx: Em): Promise<void>;
-  /** Runs inside the transaction that marks a paid order refunded. */
+  /** Runs inside the transaction that marks an order refunded (the provider returned the money). */
   onRefunded?(order: OrderView, tx: Em, context: ChangeContext): Promise<void>;
+  /** Runs inside the transaction that moves an order to `refund_pending` or `refund_failed`. */
+  onRefundUpdated?(order: OrderView, tx: Em, context: ChangeContext): Promise<void>;
   /** Runs inside the transaction that moves a created order to failed or expired. */
   onClosed?(order: OrderView, tx: Em): Promise<void>;
   /**
@@ -86,6 +102,8 @@ export interface BillingHooks {
 }
 
 export interface CreateOrderOptions {
+  /** Who opens the checkout, when not the account itself (an organisation's owner or admin). */
+  placedBy?: string | null;
   /** Alipay only: `mobile` → alipay.trade.wap.pay, otherwise alipay.trade.page.pay. */
   device?: 'desktop' | 'mobile';
   /** Where the payer returns after paying; default `{webUrl}/account/orders/{id}`. */
@@ -112,7 +130,9 @@ export type NoticeResult =
 
 export type NotificationOutcome =
   | NoticeResult
-  | { outcome: 'unverified'; reason: VerificationFailure; detail: string }
+  | RefundNoticeResult<OrderView>
+  /** `stored`: false when the provider's unverified budget was spent (answered, not written). */
+  | { outcome: 'unverified'; reason: VerificationFailure; detail: string; stored: boolean }
   | { outcome: 'error'; error: unknown };
 
 export interface NotificationHandled {
@@ -122,7 +142,7 @@ export interface NotificationHandled {
 }
 
 export type ReconcileResult =
-  | { orderId: string; result: 'paid' | 'failed' | 'expired' | 'pending' }
+  | { orderId: string; result: 'paid' | 'failed' | 'expired' | 'pending' | RefundReconcileResult }
   | { orderId: string; result: 'unchanged'; state: OrderState }
   | { orderId: string; result: 'skipped' | 'error'; detail: string };
 
@@ -131,24 +151,8 @@ export interface ReconcileReport {
   results: ReconcileResult[];
 }
 
-interface Evidence {
-  headers: Record<string, string> | null;
-  body: string | null;
-}
-
-/** Request headers worth keeping as evidence: what the signatures cover, never cookies or credentials. */
-const evidenceHeaders = [
-  'content-type',
-  'user-agent',
-  'wechatpay-timestamp',
-  'wechatpay-nonce',
-  'wechatpay-signature',
-  'wechatpay-serial',
-  'stripe-signature',
-  'x-svc-sandbox-signature',
-];
-
-const maxStoredBody = 64 * 1024;
+/** The `packageId` of a credit top-up order (modules/credit): no package is bought, credit is. */
+export const CREDIT_PACKAGE_ID = 'credit';
 
 const orderIdAlphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -173,13 +177,35 @@ export class BillingOrders {
   readonly #providers: PaymentProviders;
   readonly #hooks: BillingHooks;
   readonly #now: () => number;
+  readonly #notices: NoticeStore;
+  readonly #refunds: Refunds<OrderView>;
 
-  constructor(config: Config, db: Database, providers: PaymentProviders, hooks: BillingHooks, options: { now?: () => number } = {}) {
+  /**
+   * `budget`: whether one more unverified notice of a provider may be stored now (the service passes its
+   * Redis rate limiter, shared by every instance); default an in-process limit of
+   * `payments.unverifiedPerMinute`.
+   */
+  constructor(config: Config, db: Database, providers: PaymentProviders, hooks: BillingHooks, options: { now?: () => number; budget?: UnverifiedBudget } = {}) {
     this.#config = config;
     this.#db = db;
     this.#providers = providers;
     this.#hooks = hooks;
     this.#now = options.now ?? Date.now;
+    this.#notices = new NoticeStore(db, {
+      now: this.#now,
+      budget: options.budget ?? localBudget(config.payments.unverifiedPerMinute),
+      retentionDays: config.payments.unverifiedRetentionDays,
+    });
+    this.#refunds = new Refunds({
+      db,
+      providers,
+      notices: this.#notices,
+      now: this.#now,
+      view: orderView,
+      asProvider: (order) => providerOrder(order, order.packageId),
+      hooks,
+      changed: (order, from) => this.#changed(order, from),
+    });
   }
 
   /**
@@ -206,6 +232,31 @@ export class BillingOrders {
     if (!Number.isSafeInteger(creditMinor) || creditMinor < 0 || creditMinor >= listMinor) {
       throw new AppError('invalid_request', `A credit must be a whole number of minor units below the price (${listMinor}).`, { param: 'creditMinor' });
     }
+    return this.#open(accountId, { packageId, listMinor, creditMinor, description: pkg.name }, providerId, currency, options);
+  }
+
+  /** A credit top-up order of `amountMinor` (modules/credit); paid, the credit hooks append the purchase. */
+  async createCredit(accountId: string, amountMinor: number, providerId: PaymentProviderId, currency: string, options: CreateOrderOptions = {}): Promise<Checkout> {
+    const provider = this.#providers.require(providerId);
+    if (provider.currencies && !provider.currencies.includes(currency)) {
+      throw new AppError('invalid_request', `${providerId} charges in ${provider.currencies.join(', ')}, not ${currency}.`, { param: 'currency' });
+    }
+    if (!Number.isSafeInteger(amountMinor) || amountMinor <= 0) throw new AppError('invalid_request', 'A top-up must be a positive whole number of minor units.', { param: 'amount' });
+    return this.#open(accountId, { packageId: CREDIT_PACKAGE_ID, listMinor: amountMinor, creditMinor: 0, description: 'credit' }, providerId, currency, {
+      ...options,
+      returnUrl: options.returnUrl,
+    });
+  }
+
+  async #open(
+    accountId: string,
+    priced: { packageId: string; listMinor: number; creditMinor: number; description: string },
+    providerId: PaymentProviderId,
+    currency: string,
+    options: CreateOrderOptions,
+  ): Promise<Checkout> {
+    const provider = this.#providers.require(providerId);
+    const { packageId, listMinor, creditMinor } = priced;
     const now = new Date(this.#now());
     const em = this.#db.orm.em.fork();
     const order = em.create(BillingOrder, {
@@ -213,6 +264,7 @@ export class BillingOrders {
       createdAt: now,
       updatedAt: now,
       accountId,
+      placedBy: options.placedBy ?? null,
       packageId,
       provider: providerId,
       amountMinor: listMinor - creditMinor,
@@ -236,9 +288,9 @@ export class BillingOrders {
     await em.flush();
     let start;
     try {
-      start = await provider.createPayment(providerOrder(order, pkg.name), {
+      start = await provider.createPayment(providerOrder(order, priced.description), {
         device: options.device,
-        returnUrl: options.returnUrl ?? `${this.#config.server.webUrl}/account/orders/${order.id}`,
+        returnUrl: options.returnUrl === undefined ? `${this.#config.server.webUrl}/account/orders/${order.id}` : options.returnUrl.endsWith('=') ? `${options.returnUrl}${order.id}` : options.returnUrl,
       });
     } catch (error) {
       order.state = 'failed';
@@ -278,7 +330,7 @@ export class BillingOrders {
         parsed = await provider.parseNotification(request);
       } catch (error) {
         if (!(error instanceof NotificationError)) throw error;
-        await this.#store(this.#db.orm.em.fork(), {
+        const stored = await this.#notices.storeUnverified({
           provider: providerId,
           source: 'notify',
           verified: false,
@@ -287,10 +339,10 @@ export class BillingOrders {
           detail: error.message,
           evidence,
         });
-        return { result: { outcome: 'unverified', reason: error.reason, detail: error.message }, ack: provider.ackFailure('rejected') };
+        return { result: { outcome: 'unverified', reason: error.reason, detail: error.message, stored }, ack: provider.ackFailure('rejected') };
       }
       if (parsed.kind === 'ignored') {
-        await this.#store(this.#db.orm.em.fork(), {
+        await this.#notices.store(this.#db.orm.em.fork(), {
           provider: providerId,
           source: 'notify',
           verified: true,
@@ -303,12 +355,13 @@ export class BillingOrders {
         });
         return { result: { outcome: 'ignored', reason: parsed.reason, order: null }, ack: provider.ackSuccess() };
       }
+      if (parsed.kind === 'refund') return { result: await this.#refunds.apply(parsed.refund, evidence), ack: provider.ackSuccess() };
       const result = await this.applyNotice(parsed.notice, evidence);
       // Verified notices are acknowledged whatever they did: a retry of a mismatch cannot change it, and
       // it is stored for staff.
       return { result, ack: provider.ackSuccess() };
     } catch (error) {
-      await this.#store(this.#db.orm.em.fork(), {
+      await this.#notices.storeUnverified({
         provider: providerId,
         source: 'notify',
         verified: false,
@@ -316,7 +369,7 @@ export class BillingOrders {
         reason: 'processing_failed',
         detail: (error as Error).message,
         evidence,
-      }).catch(() => undefined);
+      });
       return { result: { outcome: 'error', error }, ack: provider.ackFailure('error') };
     }
   }
@@ -327,9 +380,11 @@ export class BillingOrders {
    */
   async applyNotice(notice: PaymentNotice, evidence: Evidence = { headers: null, body: null }): Promise<NoticeResult> {
     const body = evidence.body ?? (notice.source === 'query' ? safeJson(notice.raw) : null);
+    // Order ids are letters and digits: anything else names no order, and is not sent to the database.
+    const orderKnowable = /^[A-Za-z0-9]{1,32}$/.test(notice.orderId);
     try {
       const result = await this.#db.orm.em.fork().transactional(async (tx): Promise<NoticeResult> => {
-        const order = await tx.findOne(BillingOrder, { id: notice.orderId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        const order = orderKnowable ? await tx.findOne(BillingOrder, { id: notice.orderId }, { lockMode: LockMode.PESSIMISTIC_WRITE }) : null;
         const decision = decideNotice(order ? orderFacts(order) : null, notice);
         let result: NoticeResult;
         let outcome: NoticeOutcome;
@@ -381,7 +436,7 @@ export class BillingOrders {
         }
         // Reconciliation asks every few minutes; an unchanged answer is not worth a row each time.
         if (!(notice.source === 'query' && (outcome === 'pending' || outcome === 'duplicate'))) {
-          await this.#store(tx, { ...noticeColumns(notice), verified: true, outcome, reason, detail, evidence: { headers: evidence.headers, body } });
+          await this.#notices.store(tx, { ...noticeColumns(notice), verified: true, outcome, reason, detail, evidence: { headers: evidence.headers, body } });
         }
         return result;
       });
@@ -392,23 +447,25 @@ export class BillingOrders {
       // Another order already holds this provider trade, or this event was applied to another order.
       const reason: RejectReason = 'trade_already_used';
       const detail = `trade ${notice.providerTradeNo ?? '-'} / event ${notice.eventId} already paid another order`;
-      await this.#store(this.#db.orm.em.fork(), { ...noticeColumns(notice), verified: true, outcome: 'rejected', reason, detail, evidence: { headers: evidence.headers, body } });
-      return { outcome: 'rejected', reason, detail, order: await this.find(notice.orderId) };
+      await this.#notices.store(this.#db.orm.em.fork(), { ...noticeColumns(notice), verified: true, outcome: 'rejected', reason, detail, evidence: { headers: evidence.headers, body } });
+      return { outcome: 'rejected', reason, detail, order: orderKnowable ? await this.find(notice.orderId) : null };
     }
   }
 
   /**
    * Asks the providers about orders still `created` (older than `minAgeMs`, oldest first): a payment
    * whose notification was lost is applied, a failed one is failed, and one past its expiry is closed at
-   * the provider and expired. Staff can run it for one order with `reconcileOrder`.
+   * the provider and expired. And about refunds still `refund_pending`: a refund that finished or was
+   * given up is settled. Staff can run it for one order with `reconcileOrder`.
    */
   async reconcile(options: { now?: Date; limit?: number; minAgeMs?: number } = {}): Promise<ReconcileReport> {
     const now = options.now ?? new Date(this.#now());
-    const orders = await this.#db.orm.em.fork().find(
-      BillingOrder,
-      { state: 'created', createdAt: { $lte: new Date(now.getTime() - (options.minAgeMs ?? 60_000)) } },
-      { orderBy: { createdAt: 'asc' }, limit: options.limit ?? 200, fields: ['id'] },
-    );
+    const before = new Date(now.getTime() - (options.minAgeMs ?? 60_000));
+    const em = this.#db.orm.em.fork();
+    const limit = options.limit ?? 200;
+    const unpaid = await em.find(BillingOrder, { state: 'created', createdAt: { $lte: before } }, { orderBy: { createdAt: 'asc' }, limit, fields: ['id'] });
+    const refunding = await em.find(BillingOrder, { state: 'refund_pending', refundRequestedAt: { $lte: before } }, { orderBy: { refundRequestedAt: 'asc' }, limit, fields: ['id'] });
+    const orders = [...unpaid, ...refunding];
     const results: ReconcileResult[] = [];
     for (const order of orders) {
       try {
@@ -425,6 +482,10 @@ export class BillingOrders {
     const em = this.#db.orm.em.fork();
     const order = await em.findOne(BillingOrder, { id: orderId });
     if (!order) throw new AppError('not_found', `No order ${orderId}.`);
+    if (order.state === 'refund_pending') {
+      const settled = await this.#refunds.reconcile(order);
+      return settled.result === 'skipped' || settled.result === 'error' ? { orderId, result: settled.result, detail: settled.detail ?? '' } : { orderId, result: settled.result };
+    }
     if (order.state !== 'created') return { orderId, result: 'unchanged', state: order.state };
     const provider = this.#providers.get(order.provider);
     if (!provider) return { orderId, result: 'skipped', detail: `provider ${order.provider} is off` };
@@ -448,31 +509,18 @@ export class BillingOrders {
     }
   }
 
-  /** Refunds a paid order in full through its provider (idempotent at the provider), then marks it refunded. */
+  /**
+   * Refunds a paid order (or one whose refund failed) in full through its provider: `refunded` when the
+   * money is back at once, `refund_pending` while it is on its way, `refund_failed` when the provider gave
+   * up (refunds.ts).
+   */
   async refund(orderId: string, input: { reason: string; actorId?: string | null; requestId?: string | null }): Promise<OrderView> {
-    const reason = input.reason.trim();
-    if (!reason) throw new AppError('invalid_request', 'A refund needs a reason.', { param: 'reason' });
-    const refunded = await this.#db.orm.em.fork().transactional(async (tx) => {
-      const order = await tx.findOne(BillingOrder, { id: orderId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-      if (!order) throw new AppError('not_found', `No order ${orderId}.`);
-      if (order.state !== 'paid') throw new AppError('order_not_refundable', `Order ${orderId} is ${order.state}; only a paid order can be refunded.`);
-      const provider = this.#providers.require(order.provider);
-      let refund;
-      try {
-        refund = await provider.refund(providerOrder(order, order.packageId), { refundId: `${order.id}R1`, amountMinor: order.amountMinor, reason });
-      } catch (error) {
-        throw new AppError('payment_provider_error', `${order.provider} did not accept the refund.`, { cause: error });
-      }
-      order.state = 'refunded';
-      order.refundedAt = new Date(this.#now());
-      order.refundReason = reason;
-      order.providerRefundId = refund.providerRefundId;
-      await tx.flush();
-      await this.#hooks.onRefunded?.(orderView(order), tx, { actorId: input.actorId ?? null, reason, requestId: input.requestId ?? null });
-      return orderView(order);
-    });
-    await this.#changed(refunded, 'paid');
-    return refunded;
+    return this.#refunds.refund(orderId, input);
+  }
+
+  /** Deletes stored notices that were not verified once `payments.unverifiedRetentionDays` passed. */
+  async purgeUnverifiedNotices(now?: Date): Promise<number> {
+    return this.#notices.purgeUnverified(now);
   }
 
   async #expire(orderId: string, now: Date): Promise<boolean> {
@@ -507,48 +555,6 @@ export class BillingOrders {
     }
     throw new AppError('invalid_request', `Unknown package ${packageId}.`, { param: 'packageId' });
   }
-
-  async #store(
-    em: Em,
-    row: {
-      provider: PaymentProviderId;
-      source: 'notify' | 'query';
-      verified: boolean;
-      outcome: NoticeOutcome;
-      reason: string | null;
-      detail: string | null;
-      evidence: Evidence;
-      orderId?: string | null;
-      eventId?: string | null;
-      providerTradeNo?: string | null;
-      status?: string | null;
-      amountMinor?: number | null;
-      currency?: string | null;
-      payload?: unknown;
-    },
-  ): Promise<void> {
-    em.create(BillingNotice, {
-      id: randomUUID(),
-      createdAt: new Date(this.#now()),
-      provider: row.provider,
-      source: row.source,
-      verified: row.verified,
-      outcome: row.outcome,
-      reason: row.reason,
-      detail: row.detail?.slice(0, 2000) ?? null,
-      orderId: row.orderId?.slice(0, 128) ?? null,
-      eventId: row.eventId?.slice(0, 255) ?? null,
-      providerTradeNo: row.providerTradeNo?.slice(0, 255) ?? null,
-      status: row.status ?? null,
-      amountMinor: row.amountMinor ?? null,
-      currency: row.currency ?? null,
-      headers: row.evidence.headers,
-      // Real notifications are a few KiB; an unverified flood must not fill the table.
-      body: row.evidence.body?.slice(0, maxStoredBody) ?? null,
-      payload: row.payload ?? null,
-    });
-    await em.flush();
-  }
 }
 
 function noticeColumns(notice: PaymentNotice) {
@@ -565,21 +571,18 @@ function noticeColumns(notice: PaymentNotice) {
   };
 }
 
-function notifyEvidence(request: RawNotification): Evidence {
-  const headers: Record<string, string> = {};
-  for (const name of evidenceHeaders) {
-    const value = request.headers[name];
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  return { headers, body: request.body.toString('utf8') };
-}
-
-function safeJson(value: unknown): string | null {
+function safeJson(value: unknown): Buffer | null {
   try {
-    return JSON.stringify(value) ?? null;
+    const json = JSON.stringify(value);
+    return json === undefined ? null : Buffer.from(json, 'utf8');
   } catch {
     return null;
   }
+}
+
+function localBudget(perMinute: number): UnverifiedBudget {
+  const gcra = new LocalGcra();
+  return async (provider) => gcra.check([{ key: `billing:unverified:${provider}`, limit: perMinute, periodMs: 60_000 }]).allowed;
 }
 
 function orderFacts(order: IBillingOrder): OrderFacts {
@@ -599,7 +602,7 @@ function providerOrder(order: IBillingOrder, packageName: string): ProviderOrder
     id: order.id,
     amountMinor: order.amountMinor,
     currency: order.currency,
-    description: `svc ${packageName} — 1 month`,
+    description: order.packageId === CREDIT_PACKAGE_ID ? 'svc credit top-up' : `svc ${packageName} — 1 month`,
     createdAt: order.createdAt,
     expiresAt: order.expiresAt,
     providerTradeNo: order.providerTradeNo ?? null,
@@ -610,6 +613,9 @@ export function orderView(order: IBillingOrder): OrderView {
   return {
     id: order.id,
     accountId: order.accountId,
+    placedBy: order.placedBy ?? null,
+    // Nobody signs in as an organisation: an order placed by someone else than its account is an organisation's.
+    organisationId: order.placedBy && order.placedBy !== order.accountId ? order.accountId : null,
     packageId: order.packageId,
     provider: order.provider,
     state: order.state,
@@ -627,6 +633,8 @@ export function orderView(order: IBillingOrder): OrderView {
     closedAt: order.closedAt ?? null,
     refundedAt: order.refundedAt ?? null,
     refundReason: order.refundReason ?? null,
+    refundRequestedAt: order.refundRequestedAt ?? null,
+    refundFailure: order.refundFailure ?? null,
     creditVersion: order.creditVersion ?? null,
   };
 }

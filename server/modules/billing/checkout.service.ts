@@ -1,7 +1,8 @@
 /**
  * What members and staff do with payments, with the rights checked first (server/authz): members buy a
  * package (priced by the subscription's quote: upgrades carry their credit), read their own orders, pay
- * with the sandbox; staff look orders up by id or provider trade number, ask the provider again, and
+ * with the sandbox — for their own account, or as owner or admin for an organisation they name as the
+ * payer (payer.ts); staff look orders up by id or provider trade number, ask the provider again, and
  * (admins) refund with a reason. Every order state change is audited (by the billing hooks); the
  * creation and the staff re-query are audited here.
  */
@@ -15,6 +16,7 @@ import { BillingNotice, BillingOrder, orderStates } from './billing.entity.ts';
 import { orderView, type BillingOrders, type Checkout, type OrderView, type ReconcileResult } from './billing.service.ts';
 import { isPaymentProviderId, paymentProviderIds, type PaymentProviderId } from './providers/provider.ts';
 import type { PaymentProviders } from './providers/registry.ts';
+import type { BillingPayers } from './payer.ts';
 import type { CheckoutQuote, SubscriptionService } from './subscription.service.ts';
 
 export interface CheckoutInput {
@@ -23,6 +25,8 @@ export interface CheckoutInput {
   currency: string;
   /** Alipay: `mobile` → wap pay; default desktop page pay. */
   device?: 'desktop' | 'mobile' | null;
+  /** The organisation that pays (the caller is its owner or an admin); absent: the caller's own account. */
+  organisationId?: string | null;
 }
 
 export interface ProviderInfo {
@@ -63,13 +67,15 @@ export class CheckoutService {
   readonly #providers: PaymentProviders;
   readonly #subscriptions: SubscriptionService;
   readonly #audit: AuditLog;
+  readonly #payers: BillingPayers;
 
-  constructor(db: Database, deps: { orders: BillingOrders; providers: PaymentProviders; subscriptions: SubscriptionService; audit: AuditLog }) {
+  constructor(db: Database, deps: { orders: BillingOrders; providers: PaymentProviders; subscriptions: SubscriptionService; audit: AuditLog; payers: BillingPayers }) {
     this.#db = db;
     this.#orders = deps.orders;
     this.#providers = deps.providers;
     this.#subscriptions = deps.subscriptions;
     this.#audit = deps.audit;
+    this.#payers = deps.payers;
   }
 
   /** The payment methods and whether each is on (the checkout page offers the enabled ones). */
@@ -77,60 +83,73 @@ export class CheckoutService {
     return this.#providers.status().map((status) => ({ id: status.id, enabled: status.enabled, currencies: this.#providers.get(status.id)?.currencies ?? null }));
   }
 
-  /** What buying `packageId` in `currency` would do and cost now (`billing:read`). */
-  async quote(actor: authz.Actor, packageId: string, currency: string): Promise<CheckoutQuote> {
-    authz.assert(actor, 'billing:read');
-    return this.#subscriptions.quote(actor.accountId, packageId, currency);
+  /** What buying `packageId` in `currency` would do and cost now, for the caller or their organisation (`billing:read`). */
+  async quote(actor: authz.Actor, packageId: string, currency: string, organisationId: string | null = null): Promise<CheckoutQuote> {
+    const { payerId } = await this.#payers.resolve(actor, organisationId, 'read');
+    return this.#subscriptions.quote(payerId, packageId, currency);
   }
 
-  /** Creates an order for one month of a package and starts the payment (`billing:manage`). */
+  /**
+   * Creates an order for one month of a package and starts the payment (`billing:manage`), paid by the
+   * caller or by the organisation they name (its owner or an admin: `organisation:billing:manage`).
+   */
   async checkout(actor: authz.Actor, input: CheckoutInput, options: { requestId?: string | null; returnUrl?: string } = {}): Promise<Checkout> {
-    authz.assert(actor, 'billing:manage');
+    const { actor: buyer, payerId } = await this.#payers.resolve(actor, input.organisationId, 'manage');
     const provider = providerId(input.provider);
     if (typeof input.currency !== 'string' || !/^[A-Z]{3}$/.test(input.currency)) {
       throw new AppError('invalid_request', bilingual('currency must be an ISO 4217 code such as CNY or USD.', 'currency 必须是 ISO 4217 货币代码，例如 CNY 或 USD。'), { param: 'currency' });
     }
     this.#providers.require(provider);
-    const quote = await this.#subscriptions.quote(actor.accountId, input.packageId, input.currency);
-    const checkout = await this.#orders.create(actor.accountId, input.packageId, provider, input.currency, {
+    const quote = await this.#subscriptions.quote(payerId, input.packageId, input.currency);
+    const checkout = await this.#orders.create(payerId, input.packageId, provider, input.currency, {
+      placedBy: buyer.accountId,
       device: input.device ?? undefined,
       creditMinor: quote.creditMinor,
       creditVersion: quote.creditVersion,
       returnUrl: options.returnUrl,
     });
     await this.#audit.record({
-      actorId: actor.accountId,
+      actorId: buyer.accountId,
       action: 'order:create',
       targetType: 'order',
       targetId: checkout.order.id,
       before: null,
-      after: { state: checkout.order.state, kind: quote.kind, packageId: input.packageId, provider, amountMinor: checkout.order.amountMinor, creditMinor: quote.creditMinor, currency: input.currency },
+      after: {
+        state: checkout.order.state,
+        kind: quote.kind,
+        accountId: payerId,
+        packageId: input.packageId,
+        provider,
+        amountMinor: checkout.order.amountMinor,
+        creditMinor: quote.creditMinor,
+        currency: input.currency,
+      },
       reason: null,
       requestId: options.requestId ?? null,
     });
     return checkout;
   }
 
-  /** The member's own orders, newest first (`billing:read`). */
-  async orders(actor: authz.Actor, first: number | null = null): Promise<OrderView[]> {
-    authz.assert(actor, 'billing:read');
-    return this.#orders.listForAccount(actor.accountId, pageSize(first));
+  /** The member's own orders, or their organisation's (owner and admins), newest first (`billing:read`). */
+  async orders(actor: authz.Actor, first: number | null = null, organisationId: string | null = null): Promise<OrderView[]> {
+    const { payerId } = await this.#payers.resolve(actor, organisationId, 'read');
+    return this.#orders.listForAccount(payerId, pageSize(first));
   }
 
-  /** One of the member's own orders; null for anyone else's (`billing:read`). */
-  async order(actor: authz.Actor, orderId: string): Promise<OrderView | null> {
+  /** One of the member's own orders, or of an organisation they own or administer; null for anyone else's (`billing:read`). */
+  async order(actor: authz.Actor, orderId: string, access: 'read' | 'manage' = 'read'): Promise<OrderView | null> {
     authz.assert(actor, 'billing:read');
     if (!validOrderId(orderId)) return null;
     const order = await this.#orders.find(orderId);
-    return order && order.accountId === actor.accountId ? order : null;
+    return order && (await this.#payers.may(actor, order.accountId, access)) ? order : null;
   }
 
-  /** The sandbox's pay page: pays or fails the member's own sandbox order with a signed notice. */
+  /** The sandbox's pay page: pays or fails the member's own (or their organisation's) sandbox order with a signed notice. */
   async sandboxSettle(actor: authz.Actor, orderId: string, outcome: 'paid' | 'failed'): Promise<OrderView> {
     authz.assert(actor, 'billing:manage');
     const sandbox = this.#providers.sandbox;
     if (!sandbox) this.#providers.require('sandbox');
-    const order = await this.order(actor, orderId);
+    const order = await this.order(actor, orderId, 'manage');
     if (!order || order.provider !== 'sandbox') throw new AppError('not_found', bilingual('No sandbox order {id}.', '没有沙盒订单 {id}。', { id: orderId }), { param: 'orderId' });
     if (order.state !== 'created') {
       throw new AppError('invalid_request', bilingual('Order {id} is already {state}.', '订单 {id} 已是 {state} 状态。', { id: orderId, state: order.state }), { param: 'orderId' });

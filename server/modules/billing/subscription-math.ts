@@ -1,7 +1,8 @@
 /**
  * Subscription money math: pure functions over instants and integer minor units (no I/O, no floats).
  *
- * Periods are calendar months in the configured time zone (DESIGN §4 `timezone`):
+ * Periods are calendar months in the configured time zone (DESIGN §4 `timezone`), as infra/calendar.ts
+ * adds them (`addMonths`):
  *   - a period ends on the same local time of day as it started, `n` months later;
  *   - the day of month is the term's `anchorDay`, clamped to short months, and the anchor is kept, so
  *     a term started on Jan 31 ends Feb 28 (Feb 29 in leap years), then Mar 31, Apr 30, May 31 …;
@@ -12,22 +13,12 @@
  *   credit = floor(paid × (periodEnd − now) / (periodEnd − periodStart))
  * in exact integer arithmetic (BigInt), rounded DOWN to the minor unit: the credit never exceeds the
  * value left, and the member loses less than one minor unit. It is charged against the new price
- * (`due = price − credit`); if the credit is larger (after paying several months ahead), nothing is due
- * and the surplus lengthens the new first period pro rata (floor to the millisecond).
+ * (`due = price − credit`, at least one minor unit: no provider takes a 0.00 payment); credit beyond the
+ * price (after paying several months ahead) lengthens the new first period pro rata (floor to the millisecond).
  * Downgrades wait for the period end; cancellation ends the term at period end; nothing renews by itself
  * (every month is a one-off payment), so an ended term without a queued package expires to Free.
  */
-
-export interface LocalDateTime {
-  year: number;
-  /** 1–12 */
-  month: number;
-  day: number;
-  hour: number;
-  minute: number;
-  second: number;
-  millisecond: number;
-}
+import { addMonths, toLocal } from '../../infra/calendar.ts';
 
 export interface Term {
   packageId: string;
@@ -44,79 +35,6 @@ export interface Term {
 }
 
 export type SubscriptionState = 'active' | 'cancelled' | 'expired';
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatter(timeZone: string): Intl.DateTimeFormat {
-  let format = formatters.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formatters.set(timeZone, format);
-  }
-  return format;
-}
-
-/** The wall-clock reading of `instant` in `timeZone`. */
-export function toLocal(instant: Date, timeZone: string): LocalDateTime {
-  const out: Record<string, number> = {};
-  for (const part of formatter(timeZone).formatToParts(instant)) if (part.type !== 'literal') out[part.type] = Number(part.value);
-  const millisecond = ((instant.getTime() % 1000) + 1000) % 1000;
-  return { year: out.year!, month: out.month!, day: out.day!, hour: out.hour!, minute: out.minute!, second: out.second!, millisecond };
-}
-
-function asUtc(local: LocalDateTime): number {
-  return Date.UTC(local.year, local.month - 1, local.day, local.hour, local.minute, local.second, local.millisecond);
-}
-
-/** Milliseconds the zone is ahead of UTC at `instant`. */
-function offsetAt(instant: number, timeZone: string): number {
-  return asUtc(toLocal(new Date(instant), timeZone)) - instant;
-}
-
-function sameWallTime(a: LocalDateTime, b: LocalDateTime): boolean {
-  return asUtc(a) === asUtc(b);
-}
-
-/**
- * The instant showing `local` on the wall in `timeZone`. In a gap (spring forward) the time moves forward
- * by the gap; when it occurs twice (fall back) the earlier instant is chosen.
- */
-export function fromLocal(local: LocalDateTime, timeZone: string): Date {
-  const wall = asUtc(local);
-  const day = 86_400_000;
-  const before = wall - offsetAt(wall - day, timeZone);
-  const after = wall - offsetAt(wall + day, timeZone);
-  const candidates = [before, after].filter((instant) => sameWallTime(toLocal(new Date(instant), timeZone), local));
-  if (candidates.length > 0) return new Date(Math.min(...candidates));
-  // Inside a gap: read the wall time with the offset from before the transition, which lands after it.
-  return new Date(before);
-}
-
-export function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
-}
-
-/**
- * `months` calendar months after `from` in `timeZone`, on day `anchorDay` (default: `from`'s day)
- * clamped to the target month's length, at `from`'s local time of day.
- */
-export function addMonths(from: Date, months: number, timeZone: string, anchorDay?: number): Date {
-  const local = toLocal(from, timeZone);
-  const index = local.month - 1 + months;
-  const year = local.year + Math.floor(index / 12);
-  const month = (((index % 12) + 12) % 12) + 1;
-  const day = Math.min(anchorDay ?? local.day, daysInMonth(year, month));
-  return fromLocal({ ...local, year, month, day }, timeZone);
-}
 
 /** A new one-month term bought at `at`. */
 export function startTerm(purchase: { packageId: string; paidMinor: number; currency: string; at: Date }, timeZone: string): Term {
@@ -154,23 +72,24 @@ export function unusedCreditMinor(term: Pick<Term, 'paidMinor' | 'periodStart' |
 
 export interface UpgradeQuote {
   creditMinor: number;
-  /** What the upgrade order charges: `max(price − credit, 0)`. */
+  /** What the upgrade order charges: `max(price − credit, minimumDueMinor)`. */
   amountDueMinor: number;
   /** Credit beyond the new price; it lengthens the new first period. */
   surplusMinor: number;
 }
 
-/** The price of upgrading at `now` to a package costing `priceMinor` a month, in the term's currency. */
-export function upgradeQuote(term: Term, target: { priceMinor: number; currency: string }, now: Date): UpgradeQuote {
+/**
+ * The price of upgrading at `now` to a package costing `priceMinor` a month, in the term's currency (the
+ * checkout's quote). The order charges at least `minimumDueMinor` (checkout asks for 1: no provider takes a
+ * 0.00 payment); what the credit and the charge together exceed the price by lengthens the new period.
+ */
+export function upgradeQuote(term: Term, target: { priceMinor: number; currency: string }, now: Date, options: { minimumDueMinor?: number } = {}): UpgradeQuote {
   if (target.currency !== term.currency) {
     throw new RangeError(`the current period was paid in ${term.currency}; an upgrade is paid in the same currency, not ${target.currency}`);
   }
   const creditMinor = unusedCreditMinor(term, now);
-  return {
-    creditMinor,
-    amountDueMinor: Math.max(target.priceMinor - creditMinor, 0),
-    surplusMinor: Math.max(creditMinor - target.priceMinor, 0),
-  };
+  const amountDueMinor = Math.max(target.priceMinor - creditMinor, options.minimumDueMinor ?? 0);
+  return { creditMinor, amountDueMinor, surplusMinor: Math.max(creditMinor + amountDueMinor - target.priceMinor, 0) };
 }
 
 /** An upgrade paid at `at`: the new package starts at once, for one month (plus any surplus, pro rata). */

@@ -8,15 +8,16 @@
  *   - at the period end a job (`runPeriodEnd`, every minute on every instance, rows taken with SKIP LOCKED)
  *     starts the queued package or returns the account to Free.
  * `hooks.onPaid` runs inside the payment's transaction: the term and `account.plan_package` change with
- * the order, or not at all. After commit, every instance is told (credentials and live usage), the
- * receipt is mailed and the order's watchers are woken (`hooks.changed`).
+ * the order, or not at all (the package through `PlanAssignments.assignWithin`, its one writer). After
+ * commit, every instance is told (credentials and live usage), the receipt is mailed and the order's
+ * watchers are woken (`hooks.changed`).
  *
  * Locks are always taken account row first, then the subscription row, whatever the path (payment,
  * cancel, period end), so two instances never deadlock on them.
  */
 import { LockMode } from '@mikro-orm/core';
 import type { Logger } from 'pino';
-import * as authz from '../../authz/authz.ts';
+import type * as authz from '../../authz/authz.ts';
 import type { Config } from '../../config/config.ts';
 import { formatMinor } from '../../config/money.ts';
 import type { Database, Em } from '../../db/orm.ts';
@@ -28,20 +29,24 @@ import type { AuditLog } from '../audit/audit.service.ts';
 import type { PlanAssignments } from '../plan/plan-assignment.service.ts';
 import { planIds } from '../plan/entitlements.ts';
 import type { BillingHooks, ChangeContext, OrderView } from './billing.service.ts';
+import type { AuditAction, AuditFields } from '../audit/audit.vocabulary.ts';
 import type { OrderState } from './billing.entity.ts';
 import { receiptMail, refundMail } from './billing.mail.ts';
+import type { BillingPayers } from './payer.ts';
 import { BillingSubscription, type IBillingSubscription } from './subscription.entity.ts';
+import { addMonths, toLocal } from '../../infra/calendar.ts';
 import {
-  addMonths,
   advance,
   applyUpgrade,
+  cancelAtPeriodEnd,
   extendTerm,
   purchaseKind,
+  resume as resumeTerm,
   scheduleDowngrade,
   startTerm,
   subscriptionState,
-  toLocal,
   unusedCreditMinor,
+  upgradeQuote,
   worthEnd,
   type PurchaseKind,
   type SubscriptionState,
@@ -84,6 +89,8 @@ export interface SubscriptionDeps {
   planAssignments: PlanAssignments;
   mailer: Mailer;
   log: Logger;
+  /** Whose term a caller may read or change: their own, or their organisation's (owner and admins). */
+  payers: BillingPayers;
   /** Told when an order's state changed (after commit): the `orderUpdated` watchers. */
   orderChanged?: (order: OrderView) => void;
 }
@@ -122,6 +129,7 @@ export class SubscriptionService {
   readonly hooks: BillingHooks = {
     onPaid: (order, tx) => this.#onPaid(order, tx),
     onRefunded: (order, tx, context) => this.#onRefunded(order, tx, context),
+    onRefundUpdated: (order, tx, context) => this.#onRefundUpdated(order, tx, context),
     onClosed: (order, tx) => this.#onClosed(order, tx),
     changed: (order, from) => this.#changed(order, from),
   };
@@ -131,10 +139,10 @@ export class SubscriptionService {
     return Object.entries(this.#packages.get(packageId)?.prices ?? {}).map(([currency, amountMinor]) => ({ currency, amountMinor }));
   }
 
-  /** The member's own term (`billing:read`); null when the account never paid. */
-  async mine(actor: authz.Actor): Promise<SubscriptionView | null> {
-    authz.assert(actor, 'billing:read');
-    return this.view(actor.accountId);
+  /** The member's own term, or their organisation's (`billing:read`); null when the account never paid. */
+  async mine(actor: authz.Actor, organisationId: string | null = null): Promise<SubscriptionView | null> {
+    const { payerId } = await this.#deps.payers.resolve(actor, organisationId, 'read');
+    return this.view(payerId);
   }
 
   /** An account's term as it stands now (a term past its end shows what the period-end job will make of it). */
@@ -177,21 +185,20 @@ export class SubscriptionService {
     if (kind === 'extend') return { ...base, startsAt: term.periodEnd };
     // Upgrade: the unused time is credited; at least one minor unit is charged (a provider takes no 0.00
     // payment), and whatever credit exceeds the price lengthens the new period when it is paid.
-    const credit = unusedCreditMinor(term, now);
-    const creditMinor = Math.min(credit, listMinor - 1);
-    return { ...base, creditMinor, amountDueMinor: listMinor - creditMinor, creditVersion: row!.version };
+    const { amountDueMinor } = upgradeQuote(term, { priceMinor: listMinor, currency }, now, { minimumDueMinor: 1 });
+    return { ...base, creditMinor: listMinor - amountDueMinor, amountDueMinor, creditVersion: row!.version };
   }
 
   /** Cancels at period end (`billing:manage`): the package stays until then, and nothing is bought after. */
-  async cancel(actor: authz.Actor, options: { requestId?: string | null } = {}): Promise<SubscriptionView> {
-    authz.assert(actor, 'billing:manage');
-    return this.#setCancel(actor.accountId, true, options.requestId ?? null);
+  async cancel(actor: authz.Actor, options: { requestId?: string | null; organisationId?: string | null } = {}): Promise<SubscriptionView> {
+    const { actor: who, payerId } = await this.#deps.payers.resolve(actor, options.organisationId, 'manage');
+    return this.#setCancel(payerId, true, options.requestId ?? null, who.accountId);
   }
 
   /** Undoes a cancellation before the period ends (`billing:manage`). */
-  async resume(actor: authz.Actor, options: { requestId?: string | null } = {}): Promise<SubscriptionView> {
-    authz.assert(actor, 'billing:manage');
-    return this.#setCancel(actor.accountId, false, options.requestId ?? null);
+  async resume(actor: authz.Actor, options: { requestId?: string | null; organisationId?: string | null } = {}): Promise<SubscriptionView> {
+    const { actor: who, payerId } = await this.#deps.payers.resolve(actor, options.organisationId, 'manage');
+    return this.#setCancel(payerId, false, options.requestId ?? null, who.accountId);
   }
 
   /**
@@ -283,6 +290,7 @@ export class SubscriptionService {
     if (worthChanged) row.version += 1;
   }
 
+  /** A paid order, inside its transaction: the term it buys, stored, audited, and the account put on its package. */
   async #onPaid(order: OrderView, tx: Em): Promise<void> {
     const at = order.paidAt ?? new Date(this.#now());
     await tx.findOneOrFail(Account, { id: order.accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -291,94 +299,73 @@ export class SubscriptionService {
     const before = row ? termAudit(toTerm(row)) : null;
     const kind = purchaseKind(term, order.packageId, at, (id) => this.#rank(id));
     const creditStillValid = row !== null && order.creditVersion !== null && order.creditVersion === row.version;
-    let next: Term;
-    let nextMonthsAdd = 0;
-    switch (kind) {
-      case 'start': {
-        next = startTerm({ packageId: order.packageId, paidMinor: order.amountMinor, currency: order.currency, at }, this.#timeZone);
-        // An upgrade order whose term ran out before it was paid buys what its amount is worth.
-        if (order.amountMinor !== order.listMinor) next = { ...next, periodEnd: worthEnd(at, order.amountMinor, order.listMinor, this.#timeZone, next.anchorDay) };
-        break;
-      }
-      case 'extend': {
-        const current = term!;
-        const paidMinor = current.currency === order.currency ? order.amountMinor : 0;
-        next = extendTerm(current, paidMinor, this.#timeZone);
-        if (order.amountMinor !== order.listMinor) next = { ...next, periodEnd: worthEnd(current.periodEnd, order.amountMinor, order.listMinor, this.#timeZone, current.anchorDay) };
-        break;
-      }
-      case 'upgrade': {
-        const current = term!;
-        // The credit priced at checkout when the term is still the one it was computed from (never less
-        // than it was then); otherwise the unused part of the term as it is now, which nothing credited yet.
-        const credit =
-          current.currency !== order.currency
-            ? 0
-            : creditStillValid
-              ? Math.max(order.creditMinor, unusedCreditMinor(current, order.createdAt))
-              : unusedCreditMinor(current, at);
-        const value = order.amountMinor + credit;
-        if (value >= order.listMinor) {
-          next = applyUpgrade(
-            current,
-            { packageId: order.packageId, priceMinor: order.listMinor, quote: { creditMinor: credit, amountDueMinor: order.amountMinor, surplusMinor: value - order.listMinor }, at },
-            this.#timeZone,
-          );
-        } else {
-          const periodEnd = worthEnd(at, value, order.listMinor, this.#timeZone);
-          next = { ...current, packageId: order.packageId, paidMinor: value, periodStart: at, periodEnd, anchorDay: toLocal(periodEnd, this.#timeZone).day, cancelAtPeriodEnd: false };
-        }
-        break;
-      }
-      case 'downgrade': {
-        const current = term!;
-        if (current.next) {
-          // Two downgrades paid for the same period end (two tabs): the second is one more month queued.
-          next = current;
-          nextMonthsAdd = 1;
-        } else {
-          next = scheduleDowngrade(current, { packageId: order.packageId, paidMinor: order.amountMinor, currency: order.currency });
-        }
-        break;
-      }
-    }
-    if (row) {
-      if (row.endedAt || !term) row.nextMonths = 1;
-      this.#store(row, next, order.id);
-      if (nextMonthsAdd) {
-        row.nextMonths += nextMonthsAdd;
-        row.nextPaidMinor = (row.nextPaidMinor ?? 0) + order.amountMinor;
-        row.version += 1;
-      }
-    } else {
-      tx.create(BillingSubscription, {
-        accountId: order.accountId,
-        createdAt: at,
-        updatedAt: at,
-        version: 1,
-        packageId: next.packageId,
-        currency: next.currency,
-        paidMinor: next.paidMinor,
-        periodStart: next.periodStart,
-        periodEnd: next.periodEnd,
-        anchorDay: next.anchorDay,
-        cancelAtPeriodEnd: false,
-        nextPackageId: null,
-        nextPaidMinor: null,
-        nextCurrency: null,
-        nextMonths: 1,
-        endedAt: null,
-        lastOrderId: order.id,
-      });
-    }
+    const { next, queuedMonth } = this.#termBought(kind, order, term, creditStillValid, at);
+    if (row) this.#storePaid(row, term, next, order, queuedMonth);
+    else createSubscription(tx, order, next, at);
     await tx.flush();
     await this.#audit(tx, 'order:paid', order.id, { state: 'created' }, orderAudit(order), null, 'order');
     await this.#audit(tx, `subscription:${kind}`, order.accountId, before, termAudit(next), `Order ${order.id} paid.`);
     await this.#syncAccount(tx, order.accountId, next, `Order ${order.id} paid (${kind}).`);
   }
 
+  /**
+   * The term a paid order makes of `term` (the current one at `at`, or null). `queuedMonth`: a second
+   * downgrade paid for the same period end (two tabs), which queues one more month of the next package.
+   */
+  #termBought(kind: PurchaseKind, order: OrderView, term: Term | null, creditStillValid: boolean, at: Date): { next: Term; queuedMonth: boolean } {
+    switch (kind) {
+      case 'start': {
+        const next = startTerm({ packageId: order.packageId, paidMinor: order.amountMinor, currency: order.currency, at }, this.#timeZone);
+        // An upgrade order whose term ran out before it was paid buys what its amount is worth.
+        if (order.amountMinor === order.listMinor) return { next, queuedMonth: false };
+        return { next: { ...next, periodEnd: worthEnd(at, order.amountMinor, order.listMinor, this.#timeZone, next.anchorDay) }, queuedMonth: false };
+      }
+      case 'extend': {
+        const current = term!;
+        const next = extendTerm(current, current.currency === order.currency ? order.amountMinor : 0, this.#timeZone);
+        if (order.amountMinor === order.listMinor) return { next, queuedMonth: false };
+        return { next: { ...next, periodEnd: worthEnd(current.periodEnd, order.amountMinor, order.listMinor, this.#timeZone, current.anchorDay) }, queuedMonth: false };
+      }
+      case 'upgrade':
+        return { next: this.#upgraded(term!, order, creditStillValid, at), queuedMonth: false };
+      case 'downgrade': {
+        const current = term!;
+        if (current.next) return { next: current, queuedMonth: true };
+        return { next: scheduleDowngrade(current, { packageId: order.packageId, paidMinor: order.amountMinor, currency: order.currency }), queuedMonth: false };
+      }
+    }
+  }
+
+  /**
+   * An upgrade, at once. The credit is the one priced at checkout when the term is still the one it was
+   * computed from (never less than it was then); otherwise the unused part of the term as it is now, which
+   * nothing credited yet. Paid short of the price (the term changed before the payment), it buys what it is worth.
+   */
+  #upgraded(current: Term, order: OrderView, creditStillValid: boolean, at: Date): Term {
+    const credit =
+      current.currency !== order.currency ? 0 : creditStillValid ? Math.max(order.creditMinor, unusedCreditMinor(current, order.createdAt)) : unusedCreditMinor(current, at);
+    const value = order.amountMinor + credit;
+    if (value >= order.listMinor) {
+      const quote = { creditMinor: credit, amountDueMinor: order.amountMinor, surplusMinor: value - order.listMinor };
+      return applyUpgrade(current, { packageId: order.packageId, priceMinor: order.listMinor, quote, at }, this.#timeZone);
+    }
+    const periodEnd = worthEnd(at, value, order.listMinor, this.#timeZone);
+    return { ...current, packageId: order.packageId, paidMinor: value, periodStart: at, periodEnd, anchorDay: toLocal(periodEnd, this.#timeZone).day, cancelAtPeriodEnd: false };
+  }
+
+  /** Writes a paid term to the account's existing row (`queuedMonth`: one more month of the queued package). */
+  #storePaid(row: IBillingSubscription, term: Term | null, next: Term, order: OrderView, queuedMonth: boolean): void {
+    if (row.endedAt || !term) row.nextMonths = 1;
+    this.#store(row, next, order.id);
+    if (queuedMonth) {
+      row.nextMonths += 1;
+      row.nextPaidMinor = (row.nextPaidMinor ?? 0) + order.amountMinor;
+      row.version += 1;
+    }
+  }
+
   async #onRefunded(order: OrderView, tx: Em, context: ChangeContext): Promise<void> {
-    await this.#audit(tx, 'order:refund', order.id, { state: 'paid' }, orderAudit(order), context.reason, 'order', context.actorId, context.requestId);
+    await this.#audit(tx, 'order:refund', order.id, { state: context.from ?? 'paid' }, orderAudit(order), context.reason, 'order', context.actorId, context.requestId);
     // The refunded month is taken back: from the queued package if that is what it bought, else from the
     // end of the current period (at once back to Free when nothing is left).
     await tx.findOneOrFail(Account, { id: order.accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -416,6 +403,13 @@ export class SubscriptionService {
     await this.#syncAccount(tx, order.accountId, next, `Order ${order.id} was refunded.`, next ? undefined : term.packageId, context.actorId, context.requestId);
   }
 
+  /** A refund asked for and still on its way, or given up by the provider: audited; the package stays. */
+  async #onRefundUpdated(order: OrderView, tx: Em, context: ChangeContext): Promise<void> {
+    const action = order.state === 'refund_pending' ? 'order:refund-request' : 'order:refund-fail';
+    const after = { ...orderAudit(order), ...(order.refundFailure ? { refundFailure: order.refundFailure } : {}) };
+    await this.#audit(tx, action, order.id, { state: context.from ?? 'paid' }, after, context.reason, 'order', context.actorId, context.requestId);
+  }
+
   async #onClosed(order: OrderView, tx: Em): Promise<void> {
     await this.#audit(tx, `order:${order.state === 'failed' ? 'fail' : 'expire'}`, order.id, { state: 'created' }, { state: order.state }, null, 'order');
   }
@@ -435,7 +429,11 @@ export class SubscriptionService {
   }
 
   async #mail(order: OrderView): Promise<void> {
-    const account = await this.#db.orm.em.fork().findOne(Account, { id: order.accountId }, { fields: ['email', 'locale'] });
+    const em = this.#db.orm.em.fork();
+    const payer = await em.findOne(Account, { id: order.accountId }, { fields: ['email', 'locale', 'kind'] });
+    // An organisation has no mailbox: its receipt goes to the owner or admin who paid.
+    const forOrganisation = payer?.kind === 'organisation';
+    const account = forOrganisation ? (order.placedBy ? await em.findOne(Account, { id: order.placedBy }, { fields: ['email', 'locale'] }) : null) : payer;
     if (!account) return;
     const locale: Locale = isLocale(account.locale) ? account.locale : 'en';
     const pkg = this.#packages.get(order.packageId);
@@ -449,13 +447,13 @@ export class SubscriptionService {
       paidAt: order.paidAt ?? new Date(this.#now()),
       periodEnd: subscription?.currentPeriodEnd ?? null,
       timeZone: this.#timeZone,
-      accountUrl: `${this.#config.server.webUrl}/account/billing`,
+      accountUrl: forOrganisation ? `${this.#config.server.webUrl}/enterprise/console?org=${order.accountId}` : `${this.#config.server.webUrl}/account/billing`,
     };
     const mail = order.state === 'refunded' ? refundMail[locale](values) : receiptMail[locale](values);
     await this.#deps.mailer.send({ to: account.email, ...mail });
   }
 
-  async #setCancel(accountId: string, cancel: boolean, requestId: string | null): Promise<SubscriptionView> {
+  async #setCancel(accountId: string, cancel: boolean, requestId: string | null, actorId: string): Promise<SubscriptionView> {
     const now = new Date(this.#now());
     const view = await this.#db.orm.em.fork().transactional(async (tx) => {
       await tx.findOneOrFail(Account, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -466,10 +464,10 @@ export class SubscriptionService {
       }
       if (term.cancelAtPeriodEnd !== cancel) {
         const before = termAudit(term);
-        const next = { ...term, cancelAtPeriodEnd: cancel };
+        const next = cancel ? cancelAtPeriodEnd(term) : resumeTerm(term);
         this.#store(row, next, null);
         await tx.flush();
-        await this.#audit(tx, cancel ? 'subscription:cancel' : 'subscription:resume', accountId, before, termAudit(next), null, 'account', accountId, requestId);
+        await this.#audit(tx, cancel ? 'subscription:cancel' : 'subscription:resume', accountId, before, termAudit(next), null, 'account', actorId, requestId);
         return this.#viewOf(next, subscriptionState(next, now));
       }
       return this.#viewOf(term, subscriptionState(term, now));
@@ -478,30 +476,23 @@ export class SubscriptionService {
   }
 
   /**
-   * Puts the account on the term's package (Free without a term) inside `tx`, audited without an actor.
-   * The package ends (`plan_package_until`) with the period unless a queued package follows. `onlyIf`: end
-   * only when the account is still on that package (staff may have moved it since).
+   * Puts the account on the term's package (Free without a term) inside `tx`, through the plan assignments'
+   * one writer (audited; no actor but for staff refunds); the caller announces it after commit. The package
+   * ends (`plan_package_until`) with the period unless a queued package follows. `onlyIf`: end only when the
+   * account is still on that package (staff may have moved it since).
    */
   async #syncAccount(tx: Em, accountId: string, term: Term | null, reason: string, onlyIf?: string, actorId: string | null = null, requestId: string | null = null): Promise<void> {
-    const account = await tx.findOneOrFail(Account, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    if (onlyIf !== undefined && account.planPackage !== onlyIf) return;
     const packageId = term?.packageId ?? this.#freePackage;
     const until = term && !term.next ? term.periodEnd : null;
-    const before = { planPackage: account.planPackage, planPackageUntil: account.planPackageUntil?.toISOString() ?? null };
-    const after = { planPackage: packageId, planPackageUntil: until?.toISOString() ?? null };
-    if (before.planPackage === after.planPackage && before.planPackageUntil === after.planPackageUntil) return;
-    account.planPackage = packageId;
-    account.planPackageUntil = until;
-    await tx.flush();
-    await this.#deps.audit.record({ actorId, action: 'account:set-package', targetType: 'account', targetId: accountId, before, after, reason, requestId }, tx);
+    await this.#deps.planAssignments.assignWithin(tx, accountId, { packageId, until, reason, actorId, requestId, onlyFrom: onlyIf });
   }
 
   async #audit(
     tx: Em,
-    action: string,
+    action: AuditAction,
     targetId: string,
-    before: Record<string, unknown> | null,
-    after: Record<string, unknown> | null,
+    before: AuditFields | null,
+    after: AuditFields | null,
     reason: string | null,
     targetType: 'account' | 'order' = 'account',
     actorId: string | null = null,
@@ -509,6 +500,29 @@ export class SubscriptionService {
   ): Promise<void> {
     await this.#deps.audit.record({ actorId, action, targetType, targetId, before, after, reason, requestId }, tx);
   }
+}
+
+/** The first term of an account that never paid before. */
+function createSubscription(tx: Em, order: OrderView, term: Term, at: Date): void {
+  tx.create(BillingSubscription, {
+    accountId: order.accountId,
+    createdAt: at,
+    updatedAt: at,
+    version: 1,
+    packageId: term.packageId,
+    currency: term.currency,
+    paidMinor: term.paidMinor,
+    periodStart: term.periodStart,
+    periodEnd: term.periodEnd,
+    anchorDay: term.anchorDay,
+    cancelAtPeriodEnd: false,
+    nextPackageId: null,
+    nextPaidMinor: null,
+    nextCurrency: null,
+    nextMonths: 1,
+    endedAt: null,
+    lastOrderId: order.id,
+  });
 }
 
 export function toTerm(row: IBillingSubscription): Term {
@@ -524,7 +538,7 @@ export function toTerm(row: IBillingSubscription): Term {
   };
 }
 
-function termAudit(term: Term): Record<string, unknown> {
+function termAudit(term: Term): AuditFields {
   return {
     packageId: term.packageId,
     currency: term.currency,
@@ -536,7 +550,7 @@ function termAudit(term: Term): Record<string, unknown> {
   };
 }
 
-function orderAudit(order: OrderView): Record<string, unknown> {
+function orderAudit(order: OrderView): AuditFields {
   return {
     state: order.state,
     accountId: order.accountId,

@@ -1,9 +1,8 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { baseProperties } from '../../db/base.entity.ts';
 
-export const deviceAuthStatuses = ['pending', 'approved', 'denied', 'consumed'] as const;
 /** `consumed`: approved and the session token has been handed out (exactly once). */
-export type DeviceAuthStatus = (typeof deviceAuthStatuses)[number];
+export const deviceAuthStatuses = ['pending', 'approved', 'denied', 'consumed'] as const;
 
 export const DeviceAuthorization = defineEntity({
   name: 'DeviceAuthorization',

@@ -1,4 +1,4 @@
-import { builder } from '../../graphql/builder.ts';
+import { builder } from '../../graphql-core/builder.ts';
 import type { DeviceAuthView } from './device-auth.service.ts';
 
 const DeviceAuthStateEnum = builder.enumType('DeviceAuthState', {

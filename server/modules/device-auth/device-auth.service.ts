@@ -16,12 +16,13 @@ import type { Config } from '../../config/config.ts';
 import type { Database } from '../../db/orm.ts';
 import { AppError, bilingual, type Bilingual } from '../../errors/app-error.ts';
 import type { AccountService, AccountView } from '../account/account.service.ts';
-import type { Principal } from '../identity/principal.ts';
+import type { Principal } from '../../authz/principal.ts';
 import * as authz from '../../authz/authz.ts';
 import { sha256Hex } from '../identity/credential-token.ts';
-import type { ClientInfo, SessionService } from '../session/session.service.ts';
-import { minute, type Throttle } from '../rate-limit/throttle.ts';
-import { rateLimitedError } from '../rate-limit/rate-limit.service.ts';
+import type { SessionService } from '../session/session.service.ts';
+import type { ClientInfo } from '../../http/client-info.ts';
+import { minute, type Throttle } from '../../rate-limit/throttle.ts';
+import { rateLimitedError } from '../../rate-limit/rate-limit.service.ts';
 import { entityManager } from '../../db/unit-of-work.ts';
 import { DeviceAuthorization, type IDeviceAuthorization } from './device-auth.entity.ts';
 

@@ -33,7 +33,6 @@ export const Organisation = defineEntity({
     applicationId: p.uuid().nullable(),
   },
 });
-export type IOrganisation = InferEntity<typeof Organisation>;
 
 export const OrganisationMember = defineEntity({
   name: 'OrganisationMember',
@@ -45,7 +44,6 @@ export const OrganisationMember = defineEntity({
     role: p.enum(organisationRoles),
   },
 });
-export type IOrganisationMember = InferEntity<typeof OrganisationMember>;
 
 export const OrganisationInvitation = defineEntity({
   name: 'OrganisationInvitation',
@@ -60,7 +58,6 @@ export const OrganisationInvitation = defineEntity({
     acceptedAt: p.datetime().nullable(),
   },
 });
-export type IOrganisationInvitation = InferEntity<typeof OrganisationInvitation>;
 
 export const EnterpriseApplication = defineEntity({
   name: 'EnterpriseApplication',
@@ -99,4 +96,3 @@ export const EnterpriseApplicationEvent = defineEntity({
     note: p.text().nullable(),
   },
 });
-export type IEnterpriseApplicationEvent = InferEntity<typeof EnterpriseApplicationEvent>;

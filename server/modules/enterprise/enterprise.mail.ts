@@ -26,7 +26,9 @@ export const applicationApprovedMail: Localized<(values: DecisionValues & { auto
   en: ({ organisation, note, url, automatic }) => ({
     subject: `svc: ${organisation} is approved`,
     text: [
-      automatic ? `Your commercial application for ${organisation} was approved at once.` : `Your enterprise application for ${organisation} was approved.`,
+      automatic
+        ? `Your commercial application for ${organisation} was approved at once. It starts on Free; its owner and admins can upgrade it in the console (the organisation pays).`
+        : `Your enterprise application for ${organisation} was approved.`,
       note ? `Note from our staff: ${note}` : null,
       `The organisation is ready: mint its svc_ent_ keys, invite members and watch its usage at ${url}.`,
     ]
@@ -36,7 +38,9 @@ export const applicationApprovedMail: Localized<(values: DecisionValues & { auto
   'zh-CN': ({ organisation, note, url, automatic }) => ({
     subject: `svc：${organisation} 已获批准`,
     text: [
-      automatic ? `您为 ${organisation} 提交的商业申请已即时批准。` : `您为 ${organisation} 提交的企业申请已获批准。`,
+      automatic
+        ? `您为 ${organisation} 提交的商业申请已即时批准。组织从免费版开始；所有者和管理员可以在控制台为它升级（由组织付款）。`
+        : `您为 ${organisation} 提交的企业申请已获批准。`,
       note ? `工作人员备注：${note}` : null,
       `组织已就绪：请在 ${url} 创建 svc_ent_ 密钥、邀请成员并查看用量。`,
     ]

@@ -1,31 +1,27 @@
 /**
  * Enterprise GraphQL (DESIGN §8.1): applications (members apply, staff review), organisations with their
  * keys, connecting IPs, members and usage, and the live `enterpriseApplicationChanged` and
- * `organisationConnectionsChanged` subscriptions. The scope only says "signed in"; `EnterpriseService`
- * decides who may (staff review, organisation roles) — so GraphQL and REST cannot differ.
+ * `organisationConnectionsChanged` subscriptions. The scope only says "signed in"; the enterprise services
+ * decide who may (staff review, organisation roles) — so GraphQL and REST cannot differ.
  */
-import { builder } from '../../graphql/builder.ts';
+import { batched } from '../../graphql-core/batch.ts';
+import { builder } from '../../graphql-core/builder.ts';
+import { keyLimitsArg, KeyLimitsInputRef, KeyLimitsRef } from '../api-key/key-limits.schema.ts';
 import { organisationRoles } from '../../authz/actions.ts';
+import * as authz from '../../authz/authz.ts';
 import { AccountRef } from '../account/account.schema.ts';
-import type { AccountView } from '../account/account.service.ts';
+import { SubscriptionRef } from '../billing/billing.schema.ts';
 import { PlanRef } from '../plan/plan.schema.ts';
 import { HISTORY_DEFAULT_PAGE, HISTORY_MAX_PAGE } from '../usage/usage.history.ts';
 import { UsageHistoryRef, UsageRef } from '../usage/usage.schema.ts';
 import { applicationKinds, applicationStates, actorKinds, timelineActions } from './enterprise.entity.ts';
-import {
-  APPLICATIONS_DEFAULT_PAGE,
-  APPLICATIONS_MAX_PAGE,
-  type ApplicationPage,
-  type ApplicationView,
-  type ConnectionView,
-  type CreatedOrganisationKey,
-  type InvitationView,
-  type InviteResult,
-  type MemberView,
-  type OrganisationKeyView,
-  type OrganisationView,
-  type TimelineEntry,
-} from './enterprise.service.ts';
+import { APPLICATIONS_DEFAULT_PAGE, APPLICATIONS_MAX_PAGE } from './application-review.service.ts';
+import type { TimelineEntry } from './application.timeline.ts';
+import type { ApplicationPage, ApplicationView } from './application.view.ts';
+import type { ConnectionView } from './connecting-ip.service.ts';
+import type { CreatedOrganisationKey, OrganisationKeyView } from './organisation-key.service.ts';
+import type { InvitationView, InviteResult, MemberView } from './organisation-member.service.ts';
+import type { OrganisationView } from './organisation.service.ts';
 
 const enumValues = <T extends string>(values: readonly T[], describe: Record<T, string>) =>
   Object.fromEntries(values.map((value) => [value, { value, description: describe[value] }])) as Record<T, { value: T; description: string }>;
@@ -113,28 +109,35 @@ EnterpriseApplicationRef.implement({
     decisionNote: t.exposeString('decisionNote', { nullable: true, description: 'The approval note or the rejection reason.' }),
     packageId: t.exposeString('packageId', { nullable: true, description: 'The plan package the organisation got at approval.' }),
     organisationId: t.exposeID('organisationId', { nullable: true, description: 'The organisation created by the approval; null until then.' }),
+    viewerCanDecide: t.boolean({
+      description: 'Whether you may approve or reject it now: staff who review, while it is pending — never on an application they submitted.',
+      resolve: (application, _args, { principal }) =>
+        application.state === 'pending_review' && authz.can(principal, 'application:review', { type: 'application', id: application.id, applicantId: application.accountId }),
+    }),
     organisationDetails: t.field({
       type: OrganisationRef,
       nullable: true,
       description: 'The organisation created by the approval, when the viewer belongs to it (or is staff).',
-      resolve: (application, _args, { principal, services }) => (application.organisationId ? services.enterprise.organisation(principal, application.organisationId) : null),
+      resolve: (application, _args, { principal, services }) => (application.organisationId ? services.organisations.get(principal, application.organisationId) : null),
     }),
     timeline: t.field({
       type: [TimelineEntryRef],
       description: 'Every change, oldest first: who (staff are named to staff only), when, and the note.',
-      resolve: (application, _args, { principal, services }) => services.enterprise.timeline(principal, application),
+      // A page's timelines in one query (batch.ts), not one per application.
+      resolve: (application, _args, context) =>
+        batched(context, 'applicationTimeline', (applications: readonly ApplicationView[]) => context.services.enterpriseApplications.timelines(context.principal, applications), application),
     }),
     applicantId: t.exposeID('accountId', { description: "The applicant's account id." }),
     applicant: t.field({
       type: AccountRef,
       nullable: true,
       description: "Staff: the applicant's account (age = createdAt, plan, usage, keys, sessions through the staff fields of Account).",
-      resolve: (application, _args, { principal, services }) => services.staff.findAccount(principal, application.accountId) as Promise<AccountView | null>,
+      resolve: (application, _args, context) => batched(context, 'staffAccount', (ids: readonly string[]) => context.services.staff.findAccounts(context.principal, ids), application.accountId),
     }),
     otherApplications: t.field({
       type: [EnterpriseApplicationRef],
       description: "Staff: the applicant's other applications, newest first.",
-      resolve: (application, _args, { principal, services }) => services.enterprise.otherApplications(principal, application),
+      resolve: (application, _args, { principal, services }) => services.applicationReviews.others(principal, application),
     }),
   }),
 });
@@ -166,6 +169,7 @@ export const OrganisationKeyRef = builder.objectRef<OrganisationKeyView>('Organi
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
     lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true, description: 'Last use (recorded within seconds), or null.' }),
     allowedCidrs: t.exposeStringList('allowedCidrs', { description: 'The CIDRs calls may come from; empty = any address.' }),
+    limits: t.expose('limits', { type: KeyLimitsRef, description: "The key's spend caps, rpm, model allow-list and expiry, with today's and this month's spend." }),
   }),
 });
 
@@ -223,7 +227,9 @@ OrganisationRef.implement({
   fields: (t) => ({
     id: t.exposeID('id', { description: "Organisation id (also its payer id in usage and the ledger)." }),
     name: t.exposeString('name', { description: 'Its name.' }),
-    packageId: t.exposeString('packageId', { description: 'Its plan package (default enterprise; staff may change it with setAccountPackage).' }),
+    packageId: t.exposeString('packageId', {
+      description: 'Its plan package: free for a new commercial organisation (owner and admins upgrade through checkout), or what staff chose (approval, setAccountPackage).',
+    }),
     plan: t.field({
       type: PlanRef,
       nullable: true,
@@ -246,31 +252,45 @@ OrganisationRef.implement({
       description: 'Whether you may invite, remove and change the roles of members (the owner, from a web session).',
       resolve: (organisation, _args, { principal }) => principal?.credential.kind === 'web_session' && organisation.viewerRole === 'owner',
     }),
+    viewerCanManageBilling: t.boolean({
+      description: 'Whether you may buy a package for it (it pays), and cancel or resume its subscription (owner and admins, from a web session).',
+      resolve: (organisation, _args, { principal }) =>
+        authz.can(principal, 'organisation:billing:manage', { type: 'organisation', id: organisation.id, membership: organisation.viewerRole }),
+    }),
+    subscription: t.field({
+      type: SubscriptionRef,
+      nullable: true,
+      description: 'Its paid term; null when it never paid (Free), and for members who are not its owner or an admin. Upgrade with checkout(organisationId: …).',
+      resolve: (organisation, _args, { principal, services }) =>
+        authz.can(principal, 'organisation:billing:read', { type: 'organisation', id: organisation.id, membership: organisation.viewerRole })
+          ? services.subscriptions.mine(principal, organisation.id)
+          : null,
+    }),
     keys: t.field({
       type: [OrganisationKeyRef],
       description: 'Its live keys, newest first (prefix and last 4 only).',
-      resolve: (organisation, _args, { principal, services }) => services.enterprise.keys(principal, organisation.id),
+      resolve: (organisation, _args, { principal, services }) => services.organisationKeys.list(principal, organisation.id),
     }),
     connections: t.field({
       type: [OrganisationConnectionRef],
       description: 'Connecting IPs of its keys, most recently seen first.',
       args: { keyId: t.arg.id({ description: 'Only this key.' }) },
-      resolve: (organisation, args, { principal, services }) => services.enterprise.connections(principal, organisation.id, { keyId: args.keyId ? String(args.keyId) : null }),
+      resolve: (organisation, args, { principal, services }) => services.connectingIps.list(principal, organisation.id, { keyId: args.keyId ? String(args.keyId) : null }),
     }),
     members: t.field({
       type: [OrganisationMemberRef],
       description: 'Its members: the owner first, then admins, then members.',
-      resolve: (organisation, _args, { principal, services }) => services.enterprise.members(principal, organisation.id),
+      resolve: (organisation, _args, { principal, services }) => services.organisationMembers.list(principal, organisation.id),
     }),
     invitations: t.field({
       type: [OrganisationInvitationRef],
       description: 'Invitations waiting for their email to sign up.',
-      resolve: (organisation, _args, { principal, services }) => services.enterprise.invitations(principal, organisation.id),
+      resolve: (organisation, _args, { principal, services }) => services.organisationMembers.invitations(principal, organisation.id),
     }),
     usage: t.field({
       type: UsageRef,
       description: "Its pools now: used, limit and reset per class and window (as on /account/usage).",
-      resolve: (organisation, _args, { principal, services }) => services.enterprise.usage(principal, organisation.id),
+      resolve: (organisation, _args, { principal, services }) => services.organisations.usage(principal, organisation.id),
     }),
     usageHistory: t.field({
       type: UsageHistoryRef,
@@ -279,7 +299,7 @@ OrganisationRef.implement({
         first: t.arg.int({ defaultValue: HISTORY_DEFAULT_PAGE, description: `Page size, 1 to ${HISTORY_MAX_PAGE}.` }),
         after: t.arg.string({ description: 'endCursor of the previous page.' }),
       },
-      resolve: (organisation, args, { principal, services }) => services.enterprise.usageHistory(principal, organisation.id, args),
+      resolve: (organisation, args, { principal, services }) => services.organisations.usageHistory(principal, organisation.id, args),
     }),
   }),
 });
@@ -309,7 +329,7 @@ builder.queryField('enterpriseApplications', (t) =>
       first: t.arg.int({ defaultValue: APPLICATIONS_DEFAULT_PAGE, description: `Page size, 1 to ${APPLICATIONS_MAX_PAGE}.` }),
       after: t.arg.string({ description: 'endCursor of the previous page.' }),
     },
-    resolve: (_root, args, { principal, services }) => services.enterprise.listApplications(principal, args),
+    resolve: (_root, args, { principal, services }) => services.applicationReviews.list(principal, args),
   }),
 );
 
@@ -320,7 +340,7 @@ builder.queryField('enterpriseApplication', (t) =>
     authScopes: { signedIn: true },
     description: 'One application: staff see any, the applicant their own; null otherwise.',
     args: { id: t.arg.id({ required: true, description: 'Application id.' }) },
-    resolve: (_root, args, { principal, services }) => services.enterprise.getApplication(principal, String(args.id)),
+    resolve: (_root, args, { principal, services }) => services.enterpriseApplications.get(principal, String(args.id)),
   }),
 );
 
@@ -329,7 +349,7 @@ builder.queryField('myEnterpriseApplications', (t) =>
     type: [EnterpriseApplicationRef],
     authScopes: { signedIn: true },
     description: 'Your applications, newest first.',
-    resolve: (_root, _args, { principal, services }) => services.enterprise.myApplications(principal),
+    resolve: (_root, _args, { principal, services }) => services.enterpriseApplications.mine(principal),
   }),
 );
 
@@ -338,7 +358,7 @@ builder.queryField('organisations', (t) =>
     type: [OrganisationRef],
     authScopes: { signedIn: true },
     description: 'The organisations you belong to, with your role.',
-    resolve: (_root, _args, { principal, services }) => services.enterprise.organisations(principal),
+    resolve: (_root, _args, { principal, services }) => services.organisations.list(principal),
   }),
 );
 
@@ -349,7 +369,7 @@ builder.queryField('organisation', (t) =>
     authScopes: { signedIn: true },
     description: 'One organisation you belong to (staff: any); null otherwise.',
     args: { id: t.arg.id({ required: true, description: 'Organisation id.' }) },
-    resolve: (_root, args, { principal, services }) => services.enterprise.organisation(principal, String(args.id)),
+    resolve: (_root, args, { principal, services }) => services.organisations.get(principal, String(args.id)),
   }),
 );
 
@@ -362,7 +382,7 @@ builder.mutationField('submitEnterpriseApplication', (t) =>
     description:
       'Applies for an organisation (web session). commercial: approved at once and the organisation is created (autoApproved). enterprise: waits for staff. One open application per account and per organisation name.',
     args: { input: t.arg({ type: ApplicationInputRef, required: true, description: 'The application.' }) },
-    resolve: (_root, args, { principal, services }) => services.enterprise.submit(principal, args.input),
+    resolve: (_root, args, { principal, services }) => services.enterpriseApplications.submit(principal, args.input),
   }),
 );
 
@@ -372,7 +392,7 @@ builder.mutationField('withdrawEnterpriseApplication', (t) =>
     authScopes: { signedIn: true },
     description: 'Withdraws your application while it is pending.',
     args: { id: t.arg.id({ required: true, description: 'Application id.' }) },
-    resolve: (_root, args, { principal, services }) => services.enterprise.withdraw(principal, String(args.id)),
+    resolve: (_root, args, { principal, services }) => services.enterpriseApplications.withdraw(principal, String(args.id)),
   }),
 );
 
@@ -387,7 +407,7 @@ builder.mutationField('approveEnterpriseApplication', (t) =>
       packageId: t.arg.id({ description: 'Plan package of the new organisation; default from config (enterprise).' }),
     },
     resolve: (_root, args, { principal, services, requestId }) =>
-      services.enterprise.approve(principal, String(args.id), { note: args.note, packageId: args.packageId ? String(args.packageId) : null, requestId }),
+      services.applicationReviews.approve(principal, String(args.id), { note: args.note, packageId: args.packageId ? String(args.packageId) : null, requestId }),
   }),
 );
 
@@ -400,7 +420,7 @@ builder.mutationField('rejectEnterpriseApplication', (t) =>
       id: t.arg.id({ required: true, description: 'Application id.' }),
       reason: t.arg.string({ required: true, description: 'Why (shown to the applicant; goes into the audit log).' }),
     },
-    resolve: (_root, args, { principal, services, requestId }) => services.enterprise.reject(principal, String(args.id), { reason: args.reason, requestId }),
+    resolve: (_root, args, { principal, services, requestId }) => services.applicationReviews.reject(principal, String(args.id), { reason: args.reason, requestId }),
   }),
 );
 
@@ -413,8 +433,26 @@ builder.mutationField('createOrganisationKey', (t) =>
       organisationId: t.arg.id({ required: true, description: 'Organisation id.' }),
       name: t.arg.string({ required: true, description: 'A label, 1 to 100 characters.' }),
       allowedCidrs: t.arg.stringList({ description: 'CIDRs (or single addresses) calls may come from, e.g. ["203.0.113.0/24"]; omit or empty for any address.' }),
+      limits: t.arg({ type: KeyLimitsInputRef, description: 'Spend caps, rpm, model allow-list and expiry (optional).' }),
     },
-    resolve: (_root, args, { principal, services }) => services.enterprise.createKey(principal, String(args.organisationId), { name: args.name, allowedCidrs: args.allowedCidrs ?? [] }),
+    resolve: (_root, args, { principal, services }) =>
+      services.organisationKeys.create(principal, String(args.organisationId), { name: args.name, allowedCidrs: args.allowedCidrs ?? [], ...keyLimitsArg(args.limits) }),
+  }),
+);
+
+builder.mutationField('updateOrganisationKey', (t) =>
+  t.field({
+    type: OrganisationKeyRef,
+    authScopes: { signedIn: true },
+    description: 'Owner and admins (web session): renames an organisation key or changes its limits. Takes effect at once on every server.',
+    args: {
+      organisationId: t.arg.id({ required: true, description: 'Organisation id.' }),
+      id: t.arg.id({ required: true, description: 'Key id.' }),
+      name: t.arg.string({ description: 'A new label (optional).' }),
+      limits: t.arg({ type: KeyLimitsInputRef, description: 'The limits to change; fields left out stay as they are.' }),
+    },
+    resolve: (_root, args, { principal, services }) =>
+      services.organisationKeys.update(principal, String(args.organisationId), String(args.id), { ...(args.name == null ? {} : { name: args.name }), ...keyLimitsArg(args.limits) }),
   }),
 );
 
@@ -430,7 +468,7 @@ builder.mutationField('revokeOrganisationKey', (t) =>
       reason: t.arg.string({ description: "Why: required when staff revoke a key of an organisation they are not a member of (it goes into the audit log)." }),
     },
     resolve: (_root, args, { principal, services, requestId }) =>
-      services.enterprise.revokeKey(principal, String(args.id), args.organisationId ? String(args.organisationId) : null, { reason: args.reason, requestId }),
+      services.organisationKeys.revoke(principal, String(args.id), args.organisationId ? String(args.organisationId) : null, { reason: args.reason, requestId }),
   }),
 );
 
@@ -444,7 +482,7 @@ builder.mutationField('inviteOrganisationMember', (t) =>
       email: t.arg.string({ required: true, description: 'Their email.' }),
       role: t.arg({ type: InvitationRoleEnum, defaultValue: 'member', description: 'admin or member (default member).' }),
     },
-    resolve: (_root, args, { principal, services }) => services.enterprise.invite(principal, String(args.organisationId), { email: args.email, role: args.role }),
+    resolve: (_root, args, { principal, services }) => services.organisationMembers.invite(principal, String(args.organisationId), { email: args.email, role: args.role }),
   }),
 );
 
@@ -458,7 +496,7 @@ builder.mutationField('setOrganisationMemberRole', (t) =>
       accountId: t.arg.id({ required: true, description: "The member's account id." }),
       role: t.arg({ type: OrganisationRoleEnum, required: true, description: 'The new role.' }),
     },
-    resolve: (_root, args, { principal, services }) => services.enterprise.setMemberRole(principal, String(args.organisationId), String(args.accountId), args.role),
+    resolve: (_root, args, { principal, services }) => services.organisationMembers.setRole(principal, String(args.organisationId), String(args.accountId), args.role),
   }),
 );
 
@@ -471,7 +509,7 @@ builder.mutationField('removeOrganisationMember', (t) =>
       organisationId: t.arg.id({ required: true, description: 'Organisation id.' }),
       accountId: t.arg.id({ required: true, description: "The member's account id, or an invitation id." }),
     },
-    resolve: (_root, args, { principal, services }) => services.enterprise.removeMember(principal, String(args.organisationId), String(args.accountId)),
+    resolve: (_root, args, { principal, services }) => services.organisationMembers.remove(principal, String(args.organisationId), String(args.accountId)),
   }),
 );
 
@@ -482,9 +520,9 @@ builder.subscriptionField('enterpriseApplicationChanged', (t) =>
     type: EnterpriseApplicationRef,
     authScopes: { signedIn: true },
     description: 'An application as it is now, whenever one changes on any server (submitted, withdrawn, approved, rejected). Staff: every application; others: their own.',
-    subscribe: (_root, _args, { principal, services }) => services.enterprise.events.applications((event) => services.enterprise.canWatchApplication(principal, event.accountId)),
+    subscribe: (_root, _args, { principal, services }) => services.enterpriseApplications.changes(principal),
     resolve: async (event, _args, { principal, services }) => {
-      const application = await services.enterprise.getApplication(principal, event.applicationId);
+      const application = await services.enterpriseApplications.get(principal, event.applicationId);
       if (!application) throw new Error('application vanished');
       return application;
     },
@@ -497,11 +535,8 @@ builder.subscriptionField('organisationConnectionsChanged', (t) =>
     authScopes: { signedIn: true },
     description: "The organisation's connecting IPs, now and again whenever its keys are used from any server (at most about once a second).",
     args: { organisationId: t.arg.id({ required: true, description: 'Organisation id.' }) },
-    subscribe: async (_root, args, { principal, services }) => {
-      await services.enterprise.assertCanRead(principal, String(args.organisationId));
-      return services.enterprise.events.connections(String(args.organisationId));
-    },
-    resolve: (_event, args, { principal, services }) => services.enterprise.connections(principal, String(args.organisationId)),
+    subscribe: (_root, args, { principal, services }) => services.connectingIps.watch(principal, String(args.organisationId)),
+    resolve: (_event, args, { principal, services }) => services.connectingIps.list(principal, String(args.organisationId)),
   }),
 );
 
@@ -512,10 +547,10 @@ builder.subscriptionField('organisationUsageUpdated', (t) =>
     description: "The organisation's usage, now and again whenever one of its keys' requests is admitted or settled on any server (as usageUpdated does for you).",
     args: { organisationId: t.arg.id({ required: true, description: 'Organisation id.' }) },
     subscribe: async (_root, args, { principal, services }) => {
-      await services.enterprise.assertCanRead(principal, String(args.organisationId));
+      await services.organisations.assertCanRead(principal, String(args.organisationId));
       return services.usage.events.watch(String(args.organisationId));
     },
-    resolve: (_event, args, { principal, services }) => services.enterprise.usage(principal, String(args.organisationId)),
+    resolve: (_event, args, { principal, services }) => services.organisations.usage(principal, String(args.organisationId)),
   }),
 );
 
@@ -534,6 +569,6 @@ builder.objectField(AccountRef, 'organisations', (t) =>
   t.field({
     type: [OrganisationRef],
     description: 'Staff: the organisations the account belongs to, with its role in each.',
-    resolve: (account, _args, { principal, services }) => services.enterprise.organisationsOf(principal, account.id),
+    resolve: (account, _args, { principal, services }) => services.organisations.ofAccount(principal, account.id),
   }),
 );

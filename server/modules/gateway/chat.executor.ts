@@ -7,6 +7,8 @@
  * The same executor serves `/v1/responses` and `/v1/completions`: their planners hand it a chat request and
  * a framing (`framing.ts`) that re-frames the reply. Tools with `stream: true` (`gateway.toolsWithStream:
  * emulate`, and the Responses API) are sent upstream without streaming and replayed to the client as SSE.
+ * `complete` and `answer` are those two halves apart, for a caller that acts between them (hosted search,
+ * `hosted-search.ts`, runs the searches the model asked for and asks it again before answering).
  *
  * A `200` carries `server-timing: auth;dur=…, admit;dur=…, upstream;dur=…` (milliseconds): what the
  * gateway's own steps took, so a client (and the benchmark) can tell svc's time from the model server's.
@@ -15,22 +17,23 @@
  * that answers and fills in `turn.metered`, and its registration on a surface (`gateway.rest.ts`).
  */
 import type { Writable } from 'node:stream';
-import { AppError, type Bilingual } from '../../errors/app-error.ts';
+import { AppError, bilingual, type Bilingual } from '../../errors/app-error.ts';
 import type { ErrorCode } from '../../errors/codes.ts';
 import { framesChunks } from '../../http/chunked.ts';
 import { envelopeFor } from '../../http/envelope.ts';
 import { writeRawHead, type Exchange, type Executor, type TurnPlan } from '../../metering/executor.ts';
-import { serverTiming, type Metered, type Turn } from '../../metering/turn.ts';
+import { costHeaders, serverTiming, type Metered, type Turn } from '../../metering/turn.ts';
+import { costStamp } from '../../metering/pricing.ts';
 import { classifyUpstreamError, UpstreamFailure } from '../../metering/upstream-failure.ts';
 import { dispatchStream, dispatchText, type UpstreamRequest } from '../model/dispatch.ts';
 import { forwards, type FieldFilter, type ModelRegistry, type RoutedModel } from '../model/model.registry.ts';
-import { rateLimitHeaders } from '../rate-limit/rate-limit.service.ts';
+import { rateLimitHeaders } from '../../rate-limit/rate-limit.service.ts';
 import { isOwnedField, legacyFunctions, type ChatBody } from './chat.validate.ts';
 import { asLegacyFunctionCall, chatFraming, replayAsChunks, type ChatCompletion, type CompletionChoice, type ReplyFraming, type StreamFramer } from './framing.ts';
 import { fastChatReply, saneUsage } from './json-reply.ts';
 import type { UpstreamUsage } from './stream-rewriter.ts';
 import { spliceUpstreamBody, type ClientBody } from './wire-body.ts';
-import { countPromptTokens, TokenEstimate, tokenizer } from './token-estimate.ts';
+import { countPromptTokens, quickPromptTokens, TokenEstimate, tokenizer } from './token-estimate.ts';
 
 /** One chat call's own state, next to the turn the pipeline meters. */
 export interface ChatCall {
@@ -41,6 +44,8 @@ export interface ChatCall {
   promptBound: number;
   /** Upper bound of output tokens (n × max_tokens). */
   outputBound: number;
+  /** The prompt's tokens by `quickPromptTokens`, once a crash checkpoint needed them. */
+  promptEstimate?: number;
   /** Produced text of a non-streaming reply, when usage has to be estimated. */
   produced: string[] | null;
   /** Streams: where the produced text is, parsed only if it has to be counted. */
@@ -51,6 +56,24 @@ export interface ChatCall {
   replayed: boolean;
   /** The client's bytes and fields as sent, when the surface kept them: the upstream body is spliced from them. */
   client: ClientBody | null;
+}
+
+/** What a client (and, through it, the operator) is told when no model server is set up: what to set, not "retry". */
+function notConfigured(model: RoutedModel): AppError {
+  const message = bilingual(
+    'No model server is configured for {model}, so it cannot answer (retrying will not help): the operator sets SVC_UPSTREAM_URL to an OpenAI-compatible server (such as http://127.0.0.1:11434/v1 for Ollama), or models.{configured}.deployments in the config file, and restarts svc. Nothing was billed.',
+    '{model} 尚未配置模型服务器，因此无法回答（重试也无济于事）：需由运维人员将 SVC_UPSTREAM_URL 设为兼容 OpenAI 接口的服务器（例如 Ollama 的 http://127.0.0.1:11434/v1），或在配置文件中设置 models.{configured}.deployments，然后重启 svc。本次未计费。',
+    { model: model.id, configured: model.resolvedId },
+  );
+  return new AppError('upstream_not_configured', message, { stage: 'routing', debug: { productModel: model.id, quotaRefunded: true } });
+}
+
+/** An embedding model asked for text: it makes none, on any of the text APIs. */
+function embeddingOnly(model: RoutedModel): AppError {
+  const message = bilingual('{model} is an embedding model: it answers POST /v1/embeddings only. Use a chat model here (GET /v1/models lists them).', '{model} 是向量嵌入模型，只能用于 POST /v1/embeddings。此处请改用对话模型（GET /v1/models 会列出）。', {
+    model: model.id,
+  });
+  return new AppError('invalid_request', message, { param: 'model', debug: { productModel: model.id } });
 }
 
 export class ChatExecutor implements Executor<ChatCall> {
@@ -68,9 +91,8 @@ export class ChatExecutor implements Executor<ChatCall> {
   plan(body: ChatBody, bodyBytes: number | null, unknownModel: () => AppError, framing: ReplyFraming = chatFraming, client: ClientBody | null = null): TurnPlan<ChatCall> {
     const model = this.#registry.get(body.model);
     if (!model) throw unknownModel();
-    if (model.deployments.length === 0) {
-      throw new AppError('upstream_unavailable', `No upstream is configured for ${model.id}.`, { stage: 'routing', debug: { productModel: model.id, quotaRefunded: true } });
-    }
+    if (model.embedding) throw embeddingOnly(model);
+    if (model.deployments.length === 0) throw notConfigured(model);
     const stream = body.stream === true;
     const promptBound = bodyBytes !== null && bodyBytes > 0 ? bodyBytes : Buffer.byteLength(JSON.stringify(body));
     const outputBound = (body.n ?? 1) * body.max_tokens;
@@ -111,9 +133,18 @@ export class ChatExecutor implements Executor<ChatCall> {
     };
   }
 
-  async progress(_turn: Turn, call: ChatCall): Promise<Metered> {
-    const usage = await estimateChatUsage(call);
-    return { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
+  /**
+   * What a stream has delivered, for its crash checkpoints: the upstream's usage once it came, else a token
+   * per content delta sent (what model servers stream; one carrying several tokens is billed as one, never
+   * more than was sent) and the prompt's quick estimate. Counters only: no tokenizer on the way.
+   */
+  progress(turn: Turn, call: ChatCall): Metered {
+    if (turn.metered) return turn.metered;
+    const rewriter = call.rewriter;
+    const usage = rewriter?.usage ? saneUsage(rewriter.usage, call) : null;
+    if (usage) return { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
+    call.promptEstimate ??= Math.min(quickPromptTokens(call.body.messages), call.promptBound);
+    return { inputTokens: call.promptEstimate, outputTokens: Math.min(rewriter?.deltas ?? 0, call.outputBound) };
   }
 
   /**
@@ -180,35 +211,57 @@ export class ChatExecutor implements Executor<ChatCall> {
     const upstreamMs = performance.now() - turn.upstreamFrom;
     // Legacy `functions` and the other APIs rewrite the completion itself.
     const fast = call.framing === chatFraming && !call.body[legacyFunctions] ? fastChatReply(text, call.model.resolvedId, call) : null;
-    let body: string;
-    if (fast) {
-      turn.metered = { inputTokens: fast.usage.prompt_tokens, outputTokens: fast.usage.completion_tokens };
-      body = fast.body;
-    } else {
-      const framed = call.framing.json(await this.#complete(turn, call, text));
-      body = typeof framed === 'string' ? framed : await framed;
-    }
+    if (!fast) return this.answer(turn, call, exchange, await this.#complete(turn, call, text), upstreamMs);
+    turn.metered = { inputTokens: fast.usage.prompt_tokens, outputTokens: fast.usage.completion_tokens };
     turn.output = true;
     exchange
       .reply!.headers(turn.rate ? rateLimitHeaders(turn.rate) : {})
+      .headers(costHeaders(turn))
       .header('server-timing', serverTiming(turn, upstreamMs))
       .type('application/json')
-      .send(body);
+      .send(fast.body);
   }
 
   /** Tools with `stream: true`: one non-streaming upstream call, replayed to the client as a proper stream. */
   async #replayStream(turn: Turn, call: ChatCall, exchange: Exchange): Promise<void> {
+    const completion = await this.complete(turn, call, exchange);
+    await this.answer(turn, call, exchange, completion, performance.now() - turn.upstreamFrom);
+  }
+
+  /**
+   * One non-streaming upstream call, its reply parsed and fixed, `turn.metered` set: for a caller that acts on
+   * the reply before anything is answered (hosted search runs the searches the model asks for).
+   */
+  async complete(turn: Turn, call: ChatCall, exchange: Exchange): Promise<ChatCompletion> {
     call.body.stream = false;
     delete call.body.stream_options;
-    const completion = await this.#complete(turn, call, await this.#read(turn, call, exchange));
-    const upstreamMs = performance.now() - turn.upstreamFrom;
+    return this.#complete(turn, call, await this.#read(turn, call, exchange));
+  }
+
+  /**
+   * Answers with a completion in hand, framed for the client's API: as JSON, or, when the client asked for a
+   * stream (`call.replayed`), as the stream an upstream would have sent.
+   */
+  async answer(turn: Turn, call: ChatCall, exchange: Exchange, completion: ChatCompletion, upstreamMs: number): Promise<void> {
+    const reply = exchange.reply!;
+    if (!call.replayed) {
+      const framed = call.framing.json(completion);
+      const body = typeof framed === 'string' ? framed : await framed;
+      turn.output = true;
+      reply
+        .headers(turn.rate ? rateLimitHeaders(turn.rate) : {})
+        .headers(costHeaders(turn))
+        .header('server-timing', serverTiming(turn, upstreamMs))
+        .type('application/json')
+        .send(body);
+      return;
+    }
     completion.id ??= `chatcmpl-${turn.id}`;
     completion.created ??= Math.floor(Date.now() / 1000);
     for (const [index, choice] of (completion.choices as Partial<CompletionChoice>[]).entries()) choice.index ??= index;
     const framer = call.framing.stream(call.model.resolvedId, call.includeUsage);
     call.rewriter = framer;
-    const text = framer.push(Buffer.from(replayAsChunks(completion))).toString() + (await framer.end(call.includeUsage ? completion.usage : null));
-    const reply = exchange.reply!;
+    const text = framer.push(Buffer.from(replayAsChunks(completion))).toString() + (await framer.end(call.includeUsage ? withCost({ ...completion.usage }, turn) : null));
     turn.output = true;
     writeRawHead(reply, 200, streamHeaders(turn, serverTiming(turn, upstreamMs)));
     reply.raw.end(text);
@@ -222,13 +275,13 @@ export class ChatExecutor implements Executor<ChatCall> {
     // Before the first byte to the client a failure can still fall back; the headers go out with the first event.
     const body = await dispatchStream(turn, call.model.deployments, signal, this.#request(call));
     // The upstream has its body: what the client sent is not needed for the rest of the stream. The rewriter is
-    // made now, off the way to the upstream (test/bench/RESULTS.md, fourteenth pass).
+    // made now, off the way to the upstream, so building it does not delay the request the model is waiting for.
     call.client = null;
     const rewriter = call.framing.stream(call.model.resolvedId, call.includeUsage);
     call.rewriter = rewriter;
     // Until the upstream's headers: the stream's own pace is the model's, not the gateway's. The head is built
-    // now, while the model works on its first token, and goes out with the first event (test/bench/RESULTS.md,
-    // sixth pass: ~6 µs less before the first token).
+    // now, while the model works on its first token, and goes out with the first event (~6 µs less before the
+    // first token).
     const head = streamHeaders(turn, serverTiming(turn, performance.now() - turn.upstreamFrom));
     const raw = reply.raw;
     let midStreamError: { code: ErrorCode; message: string } | null = null;
@@ -236,6 +289,8 @@ export class ChatExecutor implements Executor<ChatCall> {
     // Rounded up to 100 ms, so concurrent streams share a few of Node's timer lists (one per duration).
     let overtime = false;
     const deadline = setTimeout(() => (overtime = true), Math.ceil(Math.max(0, turn.deadline - performance.now()) / 100) * 100);
+    // Until the first content delta went out: then the crash checkpoints are told, once.
+    let firstToken = exchange.firstToken;
     try {
       await body.relay((bytes) => {
         // After the head, the byte path's events come framed as HTTP chunks, for the socket itself (`chunked.ts`).
@@ -249,6 +304,10 @@ export class ChatExecutor implements Executor<ChatCall> {
             written = raw.write(text);
           } else written = typeof text === 'string' || !chunked ? raw.write(text) : raw.socket!.write(text);
           if (signal.aborted) return 'stop';
+          if (firstToken && rewriter.deltas > 0) {
+            firstToken();
+            firstToken = undefined;
+          }
         }
         if (rewriter.upstreamError) {
           midStreamError = { code: 'upstream_error', message: `The model server failed mid-stream: ${rewriter.upstreamError.message}` };
@@ -282,13 +341,15 @@ export class ChatExecutor implements Executor<ChatCall> {
     }
     if (midStreamError) {
       turn.status = rewriter.deltas > 0 ? 'upstream_failed' : 'refunded';
+      turn.failure = { code: midStreamError.code, stage: 'stream' };
       body.destroy();
       // The one envelope mapper, as the one `data: {"error": …}` event the SDKs understand mid-stream.
       const envelope = envelopeFor(new AppError(midStreamError.code, midStreamError.message, { stage: 'stream' }), turn.traceId, performance.now() - turn.started);
       raw.end(rewriter.fail(envelope.error));
       return;
     }
-    const last = rewriter.end(usage ?? (call.includeUsage ? asUsage(await this.measure(turn, call)) : null));
+    const billed = usage ?? (call.includeUsage ? asUsage(await this.measure(turn, call)) : null);
+    const last = rewriter.end(billed && withCost(billed, turn));
     raw.end(typeof last === 'string' ? last : await last);
   }
 }
@@ -339,6 +400,16 @@ export async function estimateChatUsage(call: Pick<ChatCall, 'body' | 'produced'
   const p = Math.min(prompt, call.promptBound);
   const c = Math.min(completion, call.outputBound);
   return { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
+}
+
+/**
+ * The usage a stream ends with, with what svc billed for it (`usage.cost`, as `x-svc-cost` on a whole reply):
+ * the cost of `turn.metered`, which the usage was made from, by the function that writes the ledger row.
+ */
+function withCost(usage: UpstreamUsage, turn: Turn): UpstreamUsage {
+  const cost = costStamp(turn);
+  if (cost !== null) usage.cost = cost;
+  return usage;
 }
 
 function asUsage(metered: Metered): UpstreamUsage {

@@ -12,6 +12,7 @@
  * `functions` / `function_call` become `tools` / `tool_choice` (and the reply is answered in the legacy shape).
  */
 import { AppError } from '../../errors/app-error.ts';
+import { loweredFrom, outputCap, type MaxTokensPolicy } from './output-cap.ts';
 
 export interface ChatBody {
   model: string;
@@ -24,6 +25,8 @@ export interface ChatBody {
   chat_template_kwargs: { enable_thinking?: boolean; [key: string]: unknown };
   /** Set when the client used the legacy `functions` API: its reply carries `function_call`. */
   [legacyFunctions]?: boolean;
+  /** Set when the output cap asked for was above the model's: what was asked (`output-cap.ts`). */
+  [loweredFrom]?: number;
   [field: string]: unknown;
 }
 
@@ -37,8 +40,12 @@ export interface ValidationLimits {
   maxMessages: number;
   /** The model's maxOutputTokens, looked up after `model` is known. */
   maxOutputTokens(model: string): number | undefined;
-  /** Tools with `stream: true`: refused (the spec), or served by a non-streaming upstream call replayed as SSE. */
+  /** Tools with `stream: true`: served by a non-streaming upstream call replayed as SSE (unset = `emulate`), or refused. */
   toolsWithStream?: 'reject' | 'emulate';
+  /** An output cap above the model's: lowered to it (unset = `clamp`), or refused (`output-cap.ts`). */
+  maxTokens?: MaxTokensPolicy;
+  /** The svc model a requested name stands for (`compat.modelAliases`); unset = names are taken as they are. */
+  resolveModel?(model: string): string;
 }
 
 /** Deepest JSON nesting accepted: beyond it, serializing the body for the upstream would overflow the stack. */
@@ -112,7 +119,8 @@ function number(body: Record<string, unknown>, field: string, min: number, max: 
 
 /**
  * Validates and normalizes `raw` in place. Returns the body typed. Throws `invalid_request` (with
- * `param`), `tools_require_non_streaming`, or `model_not_found` is left to the router.
+ * `param`), `tools_require_non_streaming`, or `model_not_found` is left to the router. The steps run in
+ * this order, so a body with several faults is answered about the first one.
  */
 export function validateChatRequest(raw: unknown, limits: ValidationLimits): ChatBody {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
@@ -124,10 +132,25 @@ export function validateChatRequest(raw: unknown, limits: ValidationLimits): Cha
 
   if (body.model === undefined || body.model === null) body.model = 'auto';
   else if (typeof body.model !== 'string' || body.model.length === 0) throw invalid('model', 'model must be a product model id string.');
+  else if (limits.resolveModel) body.model = limits.resolveModel(body.model);
 
+  validateMessages(body, limits.maxMessages);
+  if (body.stream === undefined || body.stream === null) delete body.stream;
+  else if (typeof body.stream !== 'boolean') throw invalid('stream', 'stream must be a boolean.');
+  sampling(body);
+  outputLength(body, limits);
+  thinking(body);
+  validateTools(body, limits);
+  outputOptions(body);
+  streamOptions(body);
+  return body as ChatBody;
+}
+
+/** `messages`: 1 to `maxMessages` of them, each with a known role and content; legacy function turns converted. */
+function validateMessages(body: Record<string, unknown>, maxMessages: number): void {
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0) throw invalid('messages', 'messages must be a non-empty array.');
-  if (messages.length > limits.maxMessages) throw invalid('messages', `At most ${limits.maxMessages} messages are accepted.`);
+  if (messages.length > maxMessages) throw invalid('messages', `At most ${maxMessages} messages are accepted.`);
   for (let i = 0; i < messages.length; i++) {
     const message = messages[i] as Record<string, unknown> | null;
     if (typeof message !== 'object' || message === null || Array.isArray(message)) throw invalid(`messages[${i}]`, 'Each message must be an object.');
@@ -139,30 +162,36 @@ export function validateChatRequest(raw: unknown, limits: ValidationLimits): Cha
       if (body.messages === messages) body.messages = [...messages];
       fromLegacyMessage(messages as Record<string, unknown>[], i);
     }
-    if (present(message.tool_calls)) toolCalls(message.tool_calls, `messages[${i}].tool_calls`);
-    const content = message.content;
-    if (Array.isArray(content)) contentParts(content, `messages[${i}].content`);
-    else if (typeof content !== 'string') {
-      const toolCallTurn = message.role === 'assistant' && Array.isArray(message.tool_calls);
-      if (!(toolCallTurn && (content === null || content === undefined))) {
-        throw invalid(`messages[${i}].content`, 'content must be a string (or an array of content parts).');
-      }
-    }
-    if (present(message.name) && typeof message.name !== 'string') throw invalid(`messages[${i}].name`, 'name must be a string.');
-    if (message.role === 'tool' && typeof message.tool_call_id !== 'string') {
-      throw invalid(`messages[${i}].tool_call_id`, 'Tool messages need the tool_call_id they answer.');
+    validateMessage(message, i);
+  }
+}
+
+function validateMessage(message: Record<string, unknown>, i: number): void {
+  if (present(message.tool_calls)) toolCalls(message.tool_calls, `messages[${i}].tool_calls`);
+  const content = message.content;
+  if (Array.isArray(content)) contentParts(content, `messages[${i}].content`);
+  else if (typeof content !== 'string') {
+    const toolCallTurn = message.role === 'assistant' && Array.isArray(message.tool_calls);
+    if (!(toolCallTurn && (content === null || content === undefined))) {
+      throw invalid(`messages[${i}].content`, 'content must be a string (or an array of content parts).');
     }
   }
+  if (present(message.name) && typeof message.name !== 'string') throw invalid(`messages[${i}].name`, 'name must be a string.');
+  if (message.role === 'tool' && typeof message.tool_call_id !== 'string') {
+    throw invalid(`messages[${i}].tool_call_id`, 'Tool messages need the tool_call_id they answer.');
+  }
+}
 
-  if (body.stream === undefined || body.stream === null) delete body.stream;
-  else if (typeof body.stream !== 'boolean') throw invalid('stream', 'stream must be a boolean.');
-
+/** The sampling fields, with the recommended values filled in (DESIGN §4 "Recommended values"). */
+function sampling(body: Record<string, unknown>): void {
   number(body, 'temperature', 0, 2, recommended.temperature);
   number(body, 'top_p', 0, 1, recommended.top_p);
   number(body, 'presence_penalty', -2, 2, recommended.presence_penalty);
   number(body, 'frequency_penalty', -2, 2, undefined);
+}
 
-  // max_completion_tokens is the newer name; one of them, capped by the model.
+/** `max_tokens` (or the newer `max_completion_tokens`), capped by the model (`output-cap.ts`); `n` from 1 to 8. */
+function outputLength(body: Record<string, unknown>, limits: ValidationLimits): void {
   let maxTokens = body.max_tokens ?? body.max_completion_tokens;
   const maxParam = body.max_tokens !== undefined ? 'max_tokens' : 'max_completion_tokens';
   delete body.max_completion_tokens;
@@ -170,28 +199,37 @@ export function validateChatRequest(raw: unknown, limits: ValidationLimits): Cha
   if (maxTokens === undefined || maxTokens === null) maxTokens = Math.min(recommended.max_tokens, cap ?? recommended.max_tokens);
   else if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) {
     throw invalid(maxParam, `${maxParam} must be a positive integer.`);
-  } else if (cap !== undefined && maxTokens > cap) {
-    throw invalid(maxParam, `${maxParam} must be at most ${cap} for model ${body.model as string}.`);
+  } else {
+    const served = outputCap(maxTokens, cap, limits.maxTokens ?? 'clamp', maxParam, body.model as string);
+    if (served < maxTokens) (body as ChatBody)[loweredFrom] = maxTokens;
+    maxTokens = served;
   }
   body.max_tokens = maxTokens;
 
   if (body.n !== undefined && body.n !== null) {
     if (typeof body.n !== 'number' || !Number.isInteger(body.n) || body.n < 1 || body.n > 8) throw invalid('n', 'n must be an integer from 1 to 8.');
   }
+}
 
+/** `chat_template_kwargs.enable_thinking`: on only when asked for, or implied by `reasoning_effort` medium/high. */
+function thinking(body: Record<string, unknown>): void {
   if (body.reasoning_effort === null) delete body.reasoning_effort;
   const kwargs = body.chat_template_kwargs;
   if (kwargs === undefined || kwargs === null) body.chat_template_kwargs = { enable_thinking: thinkingAsked(body) };
   else if (typeof kwargs !== 'object' || Array.isArray(kwargs)) throw invalid('chat_template_kwargs', 'chat_template_kwargs must be an object.');
   else {
-    const thinking = (kwargs as Record<string, unknown>).enable_thinking;
-    if (thinking === undefined || thinking === null) body.chat_template_kwargs = { ...kwargs, enable_thinking: thinkingAsked(body) };
-    else if (typeof thinking !== 'boolean') throw invalid('chat_template_kwargs.enable_thinking', 'enable_thinking must be a boolean.');
+    const enabled = (kwargs as Record<string, unknown>).enable_thinking;
+    if (enabled === undefined || enabled === null) body.chat_template_kwargs = { ...kwargs, enable_thinking: thinkingAsked(body) };
+    else if (typeof enabled !== 'boolean') throw invalid('chat_template_kwargs.enable_thinking', 'enable_thinking must be a boolean.');
   }
 
   if (body.reasoning_effort !== undefined && !['low', 'medium', 'high'].includes(body.reasoning_effort as string)) {
     throw invalid('reasoning_effort', 'reasoning_effort must be low, medium or high.');
   }
+}
+
+/** `tools` (functions with JSON Schema parameters), the tools/stream rule, `tool_choice`, `parallel_tool_calls`. */
+function validateTools(body: Record<string, unknown>, limits: ValidationLimits): void {
   if (body.tools !== undefined && body.tools !== null) {
     if (!Array.isArray(body.tools)) throw invalid('tools', 'tools must be an array.');
     body.tools.forEach((tool: unknown, i: number) => {
@@ -202,7 +240,7 @@ export function validateChatRequest(raw: unknown, limits: ValidationLimits): Cha
         throw invalid(`tools[${i}].function.parameters`, 'parameters must be a JSON Schema object.');
       }
     });
-    if (body.stream === true && body.tools.length > 0 && limits.toolsWithStream !== 'emulate') {
+    if (body.stream === true && body.tools.length > 0 && limits.toolsWithStream === 'reject') {
       throw new AppError('tools_require_non_streaming', undefined, { param: 'tools' });
     }
   }
@@ -214,6 +252,10 @@ export function validateChatRequest(raw: unknown, limits: ValidationLimits): Cha
     }
   }
   if (present(body.parallel_tool_calls) && typeof body.parallel_tool_calls !== 'boolean') throw invalid('parallel_tool_calls', 'parallel_tool_calls must be a boolean.');
+}
+
+/** The standard OpenAI fields svc can check: logprobs, logit_bias, stop, seed, user, response_format. */
+function outputOptions(body: Record<string, unknown>): void {
   if (present(body.logprobs) && typeof body.logprobs !== 'boolean') throw invalid('logprobs', 'logprobs must be a boolean.');
   if (present(body.top_logprobs)) {
     const top = body.top_logprobs;
@@ -238,14 +280,16 @@ export function validateChatRequest(raw: unknown, limits: ValidationLimits): Cha
       throw invalid('response_format', 'response_format.type must be text, json_object or json_schema.');
     }
   }
-  const streamOptions = body.stream_options;
-  if (streamOptions !== undefined && streamOptions !== null) {
-    if (typeof streamOptions !== 'object' || Array.isArray(streamOptions)) throw invalid('stream_options', 'stream_options must be an object.');
-    if (body.stream !== true) throw invalid('stream_options', 'stream_options is only allowed when stream is true.');
-    const include = (streamOptions as { include_usage?: unknown }).include_usage;
-    if (include !== undefined && typeof include !== 'boolean') throw invalid('stream_options.include_usage', 'include_usage must be a boolean.');
-  }
-  return body as ChatBody;
+}
+
+/** `stream_options` (`include_usage`), only with `stream: true`. */
+function streamOptions(body: Record<string, unknown>): void {
+  const options = body.stream_options;
+  if (options === undefined || options === null) return;
+  if (typeof options !== 'object' || Array.isArray(options)) throw invalid('stream_options', 'stream_options must be an object.');
+  if (body.stream !== true) throw invalid('stream_options', 'stream_options is only allowed when stream is true.');
+  const include = (options as { include_usage?: unknown }).include_usage;
+  if (include !== undefined && typeof include !== 'boolean') throw invalid('stream_options.include_usage', 'include_usage must be a boolean.');
 }
 
 /** OpenAI content parts: text, image_url, input_audio and file (user), refusal (assistant). */

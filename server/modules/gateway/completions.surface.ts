@@ -4,10 +4,11 @@
  * completion (`completions.framing.ts`). What cannot be expressed over a chat upstream is refused by name:
  * several prompts, token-id prompts, `suffix`, `echo`, `best_of` > 1, `logprobs`.
  */
+import type { ServerResponse } from 'node:http';
 import { AppError } from '../../errors/app-error.ts';
 import type { HttpRequest, TurnPlan } from '../../metering/executor.ts';
 import type { MeteringPipeline } from '../../metering/pipeline.ts';
-import type { Principal } from '../identity/principal.ts';
+import type { Principal } from '../../authz/principal.ts';
 import type { ChatExecutor } from './chat.executor.ts';
 import type { ChatSurface } from './chat.surface.ts';
 import { assertJsonDepth } from './chat.validate.ts';
@@ -28,7 +29,7 @@ export class CompletionsSurface {
     this.#chat = chat;
   }
 
-  plan(request: HttpRequest, principal: Principal): TurnPlan<unknown, unknown> {
+  plan(request: HttpRequest, principal: Principal, response: ServerResponse): TurnPlan<unknown, unknown> {
     const raw = request.body;
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new AppError('invalid_request', 'The request body must be a JSON object.');
     const body = raw as Record<string, unknown>;
@@ -44,7 +45,7 @@ export class CompletionsSurface {
     }
     let chat;
     try {
-      chat = this.#surface.validate({ ...rest, messages: [{ role: 'user', content: text }] });
+      chat = this.#surface.validate({ ...rest, messages: [{ role: 'user', content: text }] }, 'config', response);
     } catch (error) {
       if (error instanceof AppError && error.options.param?.startsWith('messages')) throw new AppError(error.code, error.message, { ...error.options, param: 'prompt' });
       throw error;

@@ -1,30 +1,43 @@
 /**
  * The Responses API's reply (CONFORMANCE "Responses API") over a chat-completions upstream: a `response`
- * object with `message` and `function_call` output items, or the SSE event stream (`event:` + `data:`
- * lines, each with `type` and `sequence_number`): `response.created`, `response.in_progress`, per item
+ * object with its output items (`responses.items.ts`), or the SSE event stream (`event:` + `data:` lines,
+ * each with `type` and `sequence_number`): `response.created`, `response.in_progress`, per item
  * `response.output_item.added` … `response.output_item.done` with the text and argument deltas between,
  * then `response.completed` (or `response.incomplete`) carrying usage. A failure after the stream began is
  * an `error` event then `response.failed`.
  *
- * A completed response is kept (`responses.store.ts`) before its last bytes go out, so a client that
- * chains on it at once finds it.
+ * Searches svc ran for the reply (`hosted-search.ts`, set in `searches` before it frames) come first, as
+ * `web_search_call` items; the message's text carries `url_citation` annotations for the results it cites.
+ * A tool call whose tool is not a plain function (a custom tool, local shell, tool search) is written whole
+ * when its arguments are complete: its item is made from them.
+ *
+ * A completed response is kept (`responses.store.ts`): the response object as sent, its input items, and
+ * the conversation it ended with. Its writes are issued before the last bytes go out but not waited for, so
+ * the reply does not wait a Redis round trip: a client that chains on it (or retrieves it) at once still
+ * finds it, as its reads reach Redis after those writes (`ResponseStore.save`).
  */
-import { randomBytes } from 'node:crypto';
 import type { ChatMessage } from './chat.validate.ts';
-import type { ChatCompletion, CompletionMessage, ReplyFraming, StreamError, StreamFramer, ToolCall } from './framing.ts';
+import type { ChatCompletion, CompletionMessage, StreamError, StreamFramer, ToolCall } from './framing.ts';
+import type { SearchingFraming, SearchRound } from './hosted-search.ts';
+import {
+  asChatMessage,
+  outputText,
+  responsesId,
+  toolCallItem,
+  webSearchItems,
+  type FunctionCallItem,
+  type MessageItem,
+  type OutputItem,
+  type OutputText,
+  type Refusal,
+  type ToolCallItem,
+} from './responses.items.ts';
 import type { ResponseStore } from './responses.store.ts';
-import { ReframedChatStream, type UpstreamUsage } from './stream-rewriter.ts';
+import type { ToolNames } from './responses.tools.ts';
+import { allocChunk } from '../../http/chunked.ts';
+import { EscapedText, ReframedChatStream, unpooled, type UpstreamUsage } from './stream-rewriter.ts';
 
-/** `resp_`, `msg_`, `fc_` + 192 random bits, as OpenAI's ids look. */
-export function responsesId(prefix: 'resp' | 'msg' | 'fc'): string {
-  return `${prefix}_${randomBytes(24).toString('hex')}`;
-}
-
-type OutputText = { type: 'output_text'; text: string; annotations: never[]; logprobs: never[] };
-type Refusal = { type: 'refusal'; refusal: string };
-type MessageItem = { type: 'message'; id: string; status: 'in_progress' | 'completed'; role: 'assistant'; content: (OutputText | Refusal)[] };
-type FunctionCallItem = { type: 'function_call'; id: string; call_id: string; name: string; arguments: string; status: 'in_progress' | 'completed' };
-type OutputItem = MessageItem | FunctionCallItem;
+export { responsesId } from './responses.items.ts';
 
 /** What one Responses request says about itself, echoed in its `response` object. */
 export interface ResponseEcho {
@@ -53,31 +66,36 @@ export interface ResponsesContext {
   payerId: string;
   /** The conversation before this reply (earlier turns and this request's input, without `instructions`). */
   conversation: ChatMessage[];
+  /** The request's input items, as `input_items` lists them. */
+  input: Record<string, unknown>[];
+  /** The client's tool behind each chat function name. */
+  names: ToolNames;
 }
 
-export class ResponsesFraming implements ReplyFraming {
+export class ResponsesFraming implements SearchingFraming {
   readonly alwaysUsage = true;
   readonly maxTokensName = 'max_output_tokens';
   readonly context: ResponsesContext;
+  searches: SearchRound[] = [];
 
   constructor(context: ResponsesContext) {
     this.context = context;
   }
 
-  async json(completion: ChatCompletion): Promise<string> {
+  json(completion: ChatCompletion): string {
     const choice = completion.choices[0];
-    const output: OutputItem[] = [];
+    const output: OutputItem[] = webSearchItems(this.searches);
     if (choice) {
-      const content = messageContent(choice.message);
+      const content = messageContent(choice.message, this.searches);
       if (content.length > 0 || !choice.message.tool_calls?.length) {
         output.push({ type: 'message', id: responsesId('msg'), status: 'completed', role: 'assistant', content: content.length > 0 ? content : [outputText('')] });
       }
-      for (const call of choice.message.tool_calls ?? []) {
-        output.push({ type: 'function_call', id: responsesId('fc'), call_id: call.id, name: call.function.name, arguments: call.function.arguments, status: 'completed' });
-      }
+      for (const call of choice.message.tool_calls ?? []) output.push(toolCallItem(call, this.context.names));
     }
-    await this.keep(output);
-    return JSON.stringify(this.response(completion.model, choice?.finish_reason ?? 'stop', output, completion.usage));
+    const response = this.response(completion.model, choice?.finish_reason ?? 'stop', output, completion.usage);
+    const json = JSON.stringify(response);
+    this.keep(output, json);
+    return json;
   }
 
   stream(model: string): StreamFramer {
@@ -102,16 +120,19 @@ export class ResponsesFraming implements ReplyFraming {
     };
   }
 
-  /** Keeps the finished response for `previous_response_id` and its message items for `item_reference`. */
-  async keep(output: OutputItem[]): Promise<void> {
-    const { store, payerId, id, conversation } = this.context;
+  /**
+   * Keeps the finished response: its object as sent (for `GET /v1/responses/{id}`), its input items, the
+   * conversation for `previous_response_id` and its message items for `item_reference`.
+   */
+  keep(output: OutputItem[], response: string): void {
+    const { store, payerId, id, conversation, input } = this.context;
     if (!store) return;
     const reply = asChatMessage(output);
     const items: [string, ChatMessage][] = output
       .filter((item): item is MessageItem => item.type === 'message')
       .map((item) => [item.id, asChatMessage([item]) ?? { role: 'assistant', content: '' }]);
     // A store that is down costs the chaining, not the reply: the client already has its answer.
-    await store.save(payerId, id, reply ? [...conversation, reply] : conversation, items).catch(() => undefined);
+    void store.save(payerId, id, { conversation: reply ? [...conversation, reply] : conversation, items, response, input: JSON.stringify(input) }).catch(() => undefined);
   }
 }
 
@@ -123,37 +144,54 @@ function responsesUsage(usage: UpstreamUsage) {
     output_tokens: usage.completion_tokens,
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens,
+    // A stream's cost (`response.completed`): what its ledger row records.
+    ...(usage.cost && { cost: usage.cost }),
   };
 }
 
-function outputText(text: string): OutputText {
-  return { type: 'output_text', text, annotations: [], logprobs: [] };
-}
-
-function messageContent(message: CompletionMessage): (OutputText | Refusal)[] {
+function messageContent(message: CompletionMessage, searches: readonly SearchRound[]): (OutputText | Refusal)[] {
   const content: (OutputText | Refusal)[] = [];
-  if (typeof message.content === 'string' && message.content.length > 0) content.push(outputText(message.content));
+  if (typeof message.content === 'string' && message.content.length > 0) content.push(outputText(message.content, searches));
   if (typeof message.refusal === 'string' && message.refusal.length > 0) content.push({ type: 'refusal', refusal: message.refusal });
   return content;
 }
 
-/** The assistant turn of some output items, as the chat message an upstream would be sent next time. */
-function asChatMessage(output: OutputItem[]): ChatMessage | null {
-  const text = output.flatMap((item) => (item.type === 'message' ? item.content : [])).map((part) => (part.type === 'output_text' ? part.text : part.refusal));
-  const calls: ToolCall[] = output
-    .filter((item): item is FunctionCallItem => item.type === 'function_call')
-    .map((item) => ({ id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } }));
-  if (text.length === 0 && calls.length === 0) return null;
-  return { role: 'assistant', content: text.length > 0 ? text.join('') : null, ...(calls.length > 0 ? { tool_calls: calls } : {}) };
+interface ChunkToolCall {
+  index?: number;
+  id?: string;
+  function?: { name?: string; arguments?: string };
 }
 
 interface Chunk {
-  choices?: { index?: number; delta?: { content?: string | null; refusal?: string | null; tool_calls?: { index?: number; id?: string; function?: { name?: string; arguments?: string } }[] }; finish_reason?: string | null }[];
+  choices?: { index?: number; delta?: { content?: string | null; refusal?: string | null; tool_calls?: ChunkToolCall[] }; finish_reason?: string | null }[];
 }
+
+/** A tool call being written: a function call streams its arguments; another kind is written whole at its end. */
+interface OpenCall {
+  index: number;
+  call: ToolCall;
+  item: ToolCallItem | null;
+}
+
+/** A message item being written: its output index, its text so far (escaped), and its delta events' bytes from the item id to the text. */
+interface OpenMessage {
+  item: MessageItem;
+  index: number;
+  text: EscapedText;
+  middle: Buffer;
+}
+
+/** A text delta event's bytes before its sequence number, and after its text. */
+const TEXT_DELTA_HEAD = Buffer.from('event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":');
+const TEXT_DELTA_TAIL = Buffer.from('","logprobs":[]}\n\n');
 
 /**
  * The event stream: the chat chunks the stream rewriter has normalized (role, usage, errors handled
- * there) become Responses events. Only choice 0 exists in this API.
+ * there) become Responses events. Only choice 0 exists in this API. Once the message item is open, a chunk
+ * that carries only text and is read whole is re-framed on its bytes (`StreamRewriter.textBytes`): its text,
+ * still JSON-escaped, is copied between the event's bytes before and after it (made when the item opens),
+ * straight into the HTTP chunk's frame, and kept escaped for the item's final text — no chunk parsed and no
+ * event serialised per chunk.
  */
 class ResponsesStream extends ReframedChatStream {
   readonly #framing: ResponsesFraming;
@@ -161,10 +199,10 @@ class ResponsesStream extends ReframedChatStream {
   #sequence = 0;
   #started = false;
   readonly #output: OutputItem[] = [];
-  /** The message item being written, its output index and text so far. */
-  #message: { item: MessageItem; index: number; text: string } | null = null;
-  /** Function calls being written, by the chat tool-call index. */
-  readonly #calls = new Map<number, { item: FunctionCallItem; index: number }>();
+  /** The message item being written. */
+  #message: OpenMessage | null = null;
+  /** Tool calls being written, by the chat tool-call index. */
+  readonly #calls = new Map<number, OpenCall>();
   #finishReason: string | null = null;
 
   constructor(framing: ResponsesFraming, model: string) {
@@ -173,14 +211,19 @@ class ResponsesStream extends ReframedChatStream {
     this.#model = model;
   }
 
-  push(bytes: Buffer): string {
+  push(bytes: Buffer, chunked = false): string | Buffer {
+    const message = this.#message;
+    if (message !== null) {
+      const from = this.chat.textBytes(bytes);
+      if (from !== -1) return this.#textEvent(message, bytes, from, this.chat.textEnd, chunked);
+    }
     const text = this.chat.pushText(bytes);
     if (text.length === 0) return '';
     let out = '';
     if (!this.#started) {
       this.#started = true;
       const response = this.#framing.response(this.#model, null, [], null);
-      out += this.#event('response.created', { response }) + this.#event('response.in_progress', { response });
+      out += this.#event('response.created', { response }) + this.#event('response.in_progress', { response }) + this.#searches();
     }
     for (const event of text.split('\n\n')) {
       if (!event.startsWith('data: {')) continue;
@@ -195,12 +238,12 @@ class ResponsesStream extends ReframedChatStream {
     return out;
   }
 
-  async end(usage: UpstreamUsage | null): Promise<string> {
+  end(usage: UpstreamUsage | null): string {
     let out = this.#closeMessage() + this.#closeCalls();
-    if (this.#output.length === 0) out += this.#text('') + this.#closeMessage();
+    if (!this.#output.some((item) => item.type !== 'web_search_call')) out += this.#text('') + this.#closeMessage();
     const finishReason = this.#finishReason ?? 'stop';
-    await this.#framing.keep(this.#output);
     const response = this.#framing.response(this.#model, finishReason, this.#output, usage);
+    this.#framing.keep(this.#output, JSON.stringify(response));
     return out + this.#event(response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
   }
 
@@ -214,18 +257,51 @@ class ResponsesStream extends ReframedChatStream {
     return `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.#sequence++, ...payload })}\n\n`;
   }
 
+  /** The searches svc ran before the reply, each a `web_search_call` item with its progress events. */
+  #searches(): string {
+    let out = '';
+    for (const item of webSearchItems(this.#framing.searches)) {
+      const index = this.#output.length;
+      this.#output.push(item);
+      const where = { output_index: index, item_id: item.id };
+      out += this.#event('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress' } });
+      out += this.#event('response.web_search_call.in_progress', where) + this.#event('response.web_search_call.searching', where);
+      if (item.status === 'completed') out += this.#event('response.web_search_call.completed', where);
+      out += this.#event('response.output_item.done', { output_index: index, item });
+    }
+    return out;
+  }
+
+  /** A text delta event made of bytes (`push`); `chunked`: written into an HTTP chunk's frame (`http/chunked.ts`). */
+  #textEvent(message: OpenMessage, bytes: Buffer, from: number, to: number, chunked: boolean): Buffer | string {
+    if (to === from) return '';
+    message.text.append(bytes, from, to);
+    const sequence = String(this.#sequence++);
+    const length = TEXT_DELTA_HEAD.length + sequence.length + message.middle.length + (to - from) + TEXT_DELTA_TAIL.length;
+    const out = chunked ? allocChunk(length) : Buffer.allocUnsafe(length);
+    let at = chunked ? out.length - length - 2 : 0;
+    at += TEXT_DELTA_HEAD.copy(out, at);
+    at += out.write(sequence, at, 'latin1');
+    at += message.middle.copy(out, at);
+    at += bytes.copy(out, at, from, to);
+    TEXT_DELTA_TAIL.copy(out, at);
+    return out;
+  }
+
   #text(delta: string): string {
     let out = '';
     if (!this.#message) {
       out += this.#closeCalls();
       const item: MessageItem = { type: 'message', id: responsesId('msg'), status: 'in_progress', role: 'assistant', content: [] };
-      this.#message = { item, index: this.#output.length, text: '' };
+      const index = this.#output.length;
+      const middle = unpooled(`,"item_id":"${item.id}","output_index":${index},"content_index":0,"delta":"`);
+      this.#message = { item, index, text: new EscapedText(), middle };
       this.#output.push(item);
       out += this.#event('response.output_item.added', { output_index: this.#message.index, item });
       out += this.#event('response.content_part.added', { item_id: item.id, output_index: this.#message.index, content_index: 0, part: outputText('') });
     }
     if (delta.length === 0) return out;
-    this.#message.text += delta;
+    this.#message.text.appendText(delta);
     return out + this.#event('response.output_text.delta', { item_id: this.#message.item.id, output_index: this.#message.index, content_index: 0, delta, logprobs: [] });
   }
 
@@ -233,42 +309,65 @@ class ResponsesStream extends ReframedChatStream {
     const open = this.#message;
     if (!open) return '';
     this.#message = null;
-    const { item, index, text } = open;
-    const part = outputText(text);
+    const { item, index } = open;
+    const text = open.text.text();
+    const part = outputText(text, this.#framing.searches);
     item.content = [part];
     item.status = 'completed';
+    const where = { item_id: item.id, output_index: index, content_index: 0 };
+    let out = '';
+    part.annotations.forEach((annotation, i) => (out += this.#event('response.output_text.annotation.added', { ...where, annotation_index: i, annotation })));
     return (
-      this.#event('response.output_text.done', { item_id: item.id, output_index: index, content_index: 0, text, logprobs: [] }) +
-      this.#event('response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part }) +
+      out +
+      this.#event('response.output_text.done', { ...where, text, logprobs: [] }) +
+      this.#event('response.content_part.done', { ...where, part }) +
       this.#event('response.output_item.done', { output_index: index, item })
     );
   }
 
-  #toolCall(call: NonNullable<NonNullable<NonNullable<Chunk['choices']>[number]['delta']>['tool_calls']>[number]): string {
-    const key = call.index ?? 0;
+  #toolCall(delta: ChunkToolCall): string {
+    const key = delta.index ?? 0;
     let out = '';
     let open = this.#calls.get(key);
     if (!open) {
       out += this.#closeMessage();
-      const item: FunctionCallItem = { type: 'function_call', id: responsesId('fc'), call_id: call.id ?? `call_${key}`, name: call.function?.name ?? '', arguments: '', status: 'in_progress' };
-      open = { item, index: this.#output.length };
+      const call: ToolCall = { id: delta.id ?? `call_${key}`, type: 'function', function: { name: delta.function?.name ?? '', arguments: '' } };
+      const opened = toolCallItem(call, this.#framing.context.names, 'in_progress');
+      // A plain function call streams its arguments; another kind's item is made whole from them at the end.
+      const item = opened.type === 'function_call' ? opened : null;
+      open = { index: this.#output.length, call, item };
       this.#calls.set(key, open);
-      this.#output.push(item);
-      out += this.#event('response.output_item.added', { output_index: open.index, item: { ...item } });
+      this.#output.push(opened);
+      if (item) out += this.#event('response.output_item.added', { output_index: open.index, item: { ...item } });
     }
-    const args = call.function?.arguments;
+    const args = delta.function?.arguments;
     if (!args) return out;
-    open.item.arguments += args;
+    open.call.function.arguments += args;
+    if (!open.item) return out;
+    (open.item as FunctionCallItem).arguments += args;
     return out + this.#event('response.function_call_arguments.delta', { item_id: open.item.id, output_index: open.index, delta: args });
   }
 
   #closeCalls(): string {
     let out = '';
-    for (const { item, index } of this.#calls.values()) {
-      if (item.status === 'completed') continue;
-      item.status = 'completed';
-      out += this.#event('response.function_call_arguments.done', { item_id: item.id, output_index: index, name: item.name, arguments: item.arguments });
-      out += this.#event('response.output_item.done', { output_index: index, item });
+    for (const open of this.#calls.values()) {
+      if (open.item?.status === 'completed') continue;
+      if (open.item) {
+        const item = open.item as FunctionCallItem;
+        item.status = 'completed';
+        out += this.#event('response.function_call_arguments.done', { item_id: item.id, output_index: open.index, name: item.name, arguments: item.arguments });
+        out += this.#event('response.output_item.done', { output_index: open.index, item });
+        continue;
+      }
+      const item = toolCallItem(open.call, this.#framing.context.names);
+      open.item = item;
+      this.#output[open.index] = item;
+      out += this.#event('response.output_item.added', { output_index: open.index, item: { ...item, status: 'in_progress', ...(item.type === 'custom_tool_call' ? { input: '' } : {}) } });
+      if (item.type === 'custom_tool_call') {
+        out += this.#event('response.custom_tool_call_input.delta', { item_id: item.id, output_index: open.index, delta: item.input });
+        out += this.#event('response.custom_tool_call_input.done', { item_id: item.id, output_index: open.index, input: item.input });
+      }
+      out += this.#event('response.output_item.done', { output_index: open.index, item });
     }
     return out;
   }

@@ -1,10 +1,10 @@
 /**
- * What `/v1/responses` keeps so a later request can build on it (`gateway.responsesRetentionSeconds`):
- * per response, the conversation it ended with (for `previous_response_id`), and per assistant message
- * item, its text (for `item_reference`, which the Vercel AI SDK sends instead of earlier replies while
- * `store` is true). Kept in Redis (shared by every instance) or, in single-instance mode, in memory
- * (bounded). Every key carries the payer's id: one payer can never read another's conversation, whatever
- * id it sends.
+ * What `/v1/responses` keeps (`gateway.responsesRetentionSeconds`): per response, the response object as it
+ * was sent (`GET /v1/responses/{id}`), its input items (`GET /v1/responses/{id}/input_items`), the
+ * conversation it ended with (for `previous_response_id`), and per assistant message item its text (for
+ * `item_reference`, which the Vercel AI SDK sends instead of earlier replies while `store` is true). Kept in
+ * Redis (shared by every instance) or, in single-instance mode, in memory (bounded). Every key carries the
+ * payer's id: one payer can never read or delete another's response, whatever id it sends.
  */
 import type { RedisClient } from '../../infra/redis.ts';
 import type { ChatMessage } from './chat.validate.ts';
@@ -17,6 +17,17 @@ export interface LoadedConversation {
   previous: ChatMessage[] | null | undefined;
   /** Referenced items that were found, by id. */
   items: Map<string, ChatMessage>;
+}
+
+/** One finished response, as kept. */
+export interface ResponseRecord {
+  conversation: readonly ChatMessage[];
+  /** Its assistant message items, by id. */
+  items: readonly [string, ChatMessage][];
+  /** The response object's JSON, as sent. */
+  response: string;
+  /** Its input items' JSON (an array). */
+  input: string;
 }
 
 export class ResponseStore {
@@ -40,7 +51,7 @@ export class ResponseStore {
 
   /** One round trip for the previous response and every referenced item. */
   async load(payerId: string, previousId: string | null, itemIds: readonly string[]): Promise<LoadedConversation> {
-    const keys = [...(previousId === null ? [] : [responseKey(payerId, previousId)]), ...itemIds.map((id) => itemKey(payerId, id))];
+    const keys = [...(previousId === null ? [] : [conversationKey(payerId, previousId)]), ...itemIds.map((id) => itemKey(payerId, id))];
     const values = keys.length === 0 || !this.enabled ? keys.map(() => null) : await this.#get(keys);
     const items = new Map<string, ChatMessage>();
     let offset = 0;
@@ -56,10 +67,36 @@ export class ResponseStore {
     return { previous, items };
   }
 
-  /** Keeps a response's conversation and its assistant message items for the retention time. */
-  async save(payerId: string, responseId: string, conversation: readonly ChatMessage[], items: readonly [string, ChatMessage][]): Promise<void> {
+  /** The response object's JSON as it was sent, or null (unknown, another payer's, expired or deleted). */
+  async response(payerId: string, id: string): Promise<string | null> {
+    if (!this.enabled) return null;
+    const [json] = await this.#get([responseKey(payerId, id)]);
+    return json ?? null;
+  }
+
+  /** The response's input items, or null when the response is not kept for this payer. */
+  async inputItems(payerId: string, id: string): Promise<Record<string, unknown>[] | null> {
+    if (!this.enabled) return null;
+    const [json] = await this.#get([inputKey(payerId, id)]);
+    return json ? (JSON.parse(json) as Record<string, unknown>[]) : null;
+  }
+
+  /**
+   * Keeps a finished response for the retention time. Its writes are handed to the Redis client when this is
+   * called, before the caller answers, and the caller need not wait for them: one connection carries a
+   * client's commands to Redis in order, so any later read of this instance (`load`, `response`,
+   * `inputItems`) is answered after them; the client writes them out in the same turn of the event loop as the
+   * reply, so a read through another instance, which starts only once the client has the reply, reaches Redis
+   * after them too.
+   */
+  async save(payerId: string, responseId: string, record: ResponseRecord): Promise<void> {
     if (!this.enabled) return;
-    const entries: [string, string][] = [[responseKey(payerId, responseId), JSON.stringify(conversation)], ...items.map(([id, message]): [string, string] => [itemKey(payerId, id), JSON.stringify(message)])];
+    const entries: [string, string][] = [
+      [conversationKey(payerId, responseId), JSON.stringify(record.conversation)],
+      [responseKey(payerId, responseId), record.response],
+      [inputKey(payerId, responseId), record.input],
+      ...record.items.map(([id, message]): [string, string] => [itemKey(payerId, id), JSON.stringify(message)]),
+    ];
     if (this.#redis) {
       await Promise.all(entries.map(([key, json]) => this.#redis!.set(key, json, 'EX', this.#ttlSeconds)));
       return;
@@ -73,6 +110,24 @@ export class ResponseStore {
       if (this.#memory.size <= MEMORY_ENTRIES) break;
       this.#memory.delete(key);
     }
+  }
+
+  /**
+   * Forgets a response: its object, input items, conversation and message items. False when there was none
+   * for this payer.
+   */
+  async delete(payerId: string, id: string): Promise<boolean> {
+    const json = await this.response(payerId, id);
+    if (json === null) return false;
+    const output = (JSON.parse(json) as { output?: { type?: string; id?: string }[] }).output ?? [];
+    const keys = [responseKey(payerId, id), inputKey(payerId, id), conversationKey(payerId, id), ...output.filter((item) => item.type === 'message' && item.id).map((item) => itemKey(payerId, item.id!))];
+    if (this.#redis) {
+      // One DEL a key: the keys of different ids hash to different cluster slots.
+      const deleted = await Promise.all(keys.map((key) => this.#redis!.del(key)));
+      return deleted[0]! > 0;
+    }
+    for (const key of keys) this.#memory.delete(key);
+    return true;
   }
 
   async #get(keys: string[]): Promise<(string | null)[]> {
@@ -95,8 +150,16 @@ export class ResponseStore {
   }
 }
 
-function responseKey(payerId: string, id: string): string {
+function conversationKey(payerId: string, id: string): string {
   return `responses:${payerId}:${id}`;
+}
+
+function responseKey(payerId: string, id: string): string {
+  return `responses:${payerId}:${id}:object`;
+}
+
+function inputKey(payerId: string, id: string): string {
+  return `responses:${payerId}:${id}:input`;
 }
 
 function itemKey(payerId: string, id: string): string {

@@ -1,26 +1,37 @@
 /**
  * `POST /v1/responses` (the OpenAI Responses API, CONFORMANCE "Responses API") over chat-completions
  * upstreams. Another surface of the metering pipeline, not another pipeline: the planner turns a
- * Responses request into a chat request — input items and `instructions` into messages, function tools,
- * `max_output_tokens`, `text.format`, `reasoning.effort`, the conversation of `previous_response_id` and
- * the items of `item_reference` — validates it as chat, and hands it to the chat executor with the
- * Responses framing (`responses.framing.ts`). Billing, refunds and errors are the chat path's.
+ * Responses request into a chat request — input items and `instructions` into messages (`responses.input.ts`),
+ * tools into function tools (`responses.tools.ts`), `max_output_tokens`, `text.format`, `reasoning.effort`,
+ * the conversation of `previous_response_id` and the items of `item_reference` — validates it as chat, and
+ * hands it to the chat executor with the Responses framing (`responses.framing.ts`). Billing, refunds and
+ * errors are the chat path's. A request with the hosted `web_search` tool runs through `hosted-search.ts`:
+ * svc runs the searches the model asks for, each a metered search turn.
  *
  * Tools with `stream: true` are always answered by a non-streaming upstream call replayed as events.
- * Fields this API has that a chat upstream cannot honour are refused by name (`background`, hosted tools,
- * `conversation`, `prompt`) or ignored when they only shape OpenAI's own service (`include`,
- * `truncation`, `stream_options`); any other field is forwarded like an unknown chat field.
+ * Fields this API has that a chat upstream cannot honour are refused by name (`background`, hosted tools svc
+ * cannot run, `conversation`, `prompt`) or ignored when they only shape OpenAI's own service (`include`,
+ * `truncation`, `stream_options`, prompt caching, `service_tier`, Codex's `client_metadata`); any other field
+ * is forwarded like an unknown chat field. A field sent as `null` (and a free-text one as `""`) is one not sent
+ * (`absent-fields.ts`).
+ *
+ * Kept responses (`store` not false) are read back with `GET /v1/responses/{id}`, listed with
+ * `GET /v1/responses/{id}/input_items` and forgotten with `DELETE /v1/responses/{id}`, by the payer only.
  */
+import type { ServerResponse } from 'node:http';
 import { AppError } from '../../errors/app-error.ts';
 import type { HttpRequest, TurnPlan } from '../../metering/executor.ts';
 import type { MeteringPipeline } from '../../metering/pipeline.ts';
-import type { Principal } from '../identity/principal.ts';
+import type { Principal } from '../../authz/principal.ts';
+import { dropAbsentFields, responsesEmptyAsAbsent } from './absent-fields.ts';
 import type { ChatExecutor } from './chat.executor.ts';
 import type { ChatSurface } from './chat.surface.ts';
-import { assertJsonDepth, type ChatBody, type ChatMessage } from './chat.validate.ts';
-import type { ToolCall } from './framing.ts';
+import { assertJsonDepth, type ChatBody } from './chat.validate.ts';
+import type { HostedSearch } from './hosted-search.ts';
 import { responsesId, ResponsesFraming, type ResponseEcho } from './responses.framing.ts';
+import { inputItemList, inputMessages, referencedItems, toolSources } from './responses.input.ts';
 import type { ResponseStore } from './responses.store.ts';
+import { chatToolChoice, planTools } from './responses.tools.ts';
 
 /** Fields of a Responses request that are read here; every other field is forwarded to the chat upstream. */
 const READ = new Set([
@@ -48,7 +59,15 @@ const READ = new Set([
   'prompt',
   'top_logprobs',
   'max_tool_calls',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'safety_identifier',
+  'service_tier',
+  'client_metadata',
 ]);
+
+/** Ids svc gives responses (and accepts back): letters, digits, `_` and `-`. */
+const RESPONSE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 function invalid(param: string, message: string): AppError {
   return new AppError('invalid_request', message, { param });
@@ -63,20 +82,24 @@ export class ResponsesSurface {
   readonly #surface: ChatSurface;
   readonly #chat: ChatExecutor;
   readonly #store: ResponseStore;
+  readonly #search: HostedSearch;
 
-  constructor(pipeline: MeteringPipeline, surface: ChatSurface, chat: ChatExecutor, store: ResponseStore) {
+  constructor(pipeline: MeteringPipeline, surface: ChatSurface, chat: ChatExecutor, store: ResponseStore, search: HostedSearch) {
     this.#pipeline = pipeline;
     this.#surface = surface;
     this.#chat = chat;
     this.#store = store;
+    this.#search = search;
   }
 
-  async plan(request: HttpRequest, principal: Principal): Promise<TurnPlan<unknown, unknown>> {
+  async plan(request: HttpRequest, principal: Principal, response: ServerResponse): Promise<TurnPlan<unknown, unknown>> {
     const raw = request.body;
     if (!isObject(raw)) throw new AppError('invalid_request', 'The request body must be a JSON object.');
+    dropAbsentFields(raw, responsesEmptyAsAbsent);
     assertJsonDepth(raw);
     refuseUnsupported(raw);
     const previousId = optionalString(raw, 'previous_response_id');
+    if (previousId !== null && !RESPONSE_ID.test(previousId)) throw invalid('previous_response_id', 'previous_response_id must be the id of a response (resp_…).');
     const references = referencedItems(raw.input);
     const keep = raw.store !== false;
     const loaded = await this.#store.load(principal.payer.id, previousId, references).catch((error: unknown) => {
@@ -88,6 +111,7 @@ export class ResponsesSurface {
         `Previous response with id ${JSON.stringify(previousId)} not found: responses are kept for ${this.#store.retentionSeconds} s, for the key's payer, and only when store was not false.`,
       );
     }
+    const tools = planTools([{ at: 'tools', tools: raw.tools }, ...toolSources(raw.input)], this.#search.enabled);
     const conversation = [...(loaded.previous ?? []), ...inputMessages(raw.input, loaded.items)];
     const instructions = optionalString(raw, 'instructions');
     const chat: Record<string, unknown> = {};
@@ -100,15 +124,18 @@ export class ResponsesSurface {
     if (raw.max_output_tokens !== undefined) chat.max_tokens = raw.max_output_tokens;
     if (raw.user !== undefined) chat.user = raw.user;
     if (raw.parallel_tool_calls !== undefined) chat.parallel_tool_calls = raw.parallel_tool_calls;
-    if (raw.tools !== undefined) chat.tools = chatTools(raw.tools);
-    if (raw.tool_choice !== undefined) chat.tool_choice = chatToolChoice(raw.tool_choice);
+    if (tools.chat.length > 0) chat.tools = tools.chat;
+    if (raw.tool_choice !== undefined) {
+      const choice = chatToolChoice(raw.tool_choice, tools);
+      if (tools.chat.length > 0) chat.tool_choice = choice;
+    }
     Object.assign(chat, textFormat(raw.text), reasoningEffort(raw.reasoning));
-    const body = asResponsesError(() => this.#surface.validate(chat, 'emulate'));
+    const body = asResponsesError(() => this.#surface.validate(chat, 'emulate', response));
     if (this.#surface.routesElsewhere(body.model)) {
       throw invalid('model', `The model ${body.model} answers through POST /v1/chat/completions only.`);
     }
     const metadata = raw.metadata;
-    if (metadata !== undefined && metadata !== null && !isObject(metadata)) throw invalid('metadata', 'metadata must be an object.');
+    if (metadata !== undefined && !isObject(metadata)) throw invalid('metadata', 'metadata must be an object.');
     const framing = new ResponsesFraming({
       id: responsesId('resp'),
       createdAt: Math.floor(Date.now() / 1000),
@@ -116,9 +143,88 @@ export class ResponsesSurface {
       store: keep && this.#store.enabled ? this.#store : null,
       payerId: principal.payer.id,
       conversation,
+      input: keep ? inputItemList(raw.input) : [],
+      names: tools.names,
     });
-    return this.#chat.plan(body, null, () => this.#pipeline.modelNotFound(principal, body.model), framing);
+    const planned = this.#chat.plan(body, null, () => this.#pipeline.modelNotFound(principal, body.model), framing);
+    return tools.search ? this.#search.plan(planned, tools.search, framing, request.ip) : planned;
   }
+
+  /** `GET /v1/responses/{id}`: the response as it was sent. */
+  async retrieve(principal: Principal, id: string, query: unknown): Promise<string> {
+    if (isObject(query) && (query.stream === 'true' || query.stream === true)) {
+      throw invalid('stream', 'Streaming a stored response again is not supported: svc has no background responses, so every response is complete once stored.');
+    }
+    const json = RESPONSE_ID.test(id) ? await this.#read(() => this.#store.response(principal.payer.id, id)) : null;
+    if (json === null) throw this.#notFound(id);
+    return json;
+  }
+
+  /** `DELETE /v1/responses/{id}`. */
+  async delete(principal: Principal, id: string): Promise<{ id: string; object: 'response'; deleted: true }> {
+    const deleted = RESPONSE_ID.test(id) && (await this.#read(() => this.#store.delete(principal.payer.id, id)));
+    if (!deleted) throw this.#notFound(id);
+    return { id, object: 'response', deleted: true };
+  }
+
+  /** `GET /v1/responses/{id}/input_items`: a page of the input items (`limit`, `order`, `after`). */
+  async inputItems(principal: Principal, id: string, query: unknown): Promise<InputItemPage> {
+    const page = pageOf(query);
+    const items = RESPONSE_ID.test(id) ? await this.#read(() => this.#store.inputItems(principal.payer.id, id)) : null;
+    if (items === null) throw this.#notFound(id);
+    return paginate(items, page);
+  }
+
+  #read<T>(read: () => Promise<T>): Promise<T> {
+    return read().catch((error: unknown) => {
+      throw new AppError('service_unavailable', 'Stored responses are unavailable (Redis unreachable); retry shortly.', { cause: error });
+    });
+  }
+
+  #notFound(id: string): AppError {
+    return new AppError(
+      'not_found',
+      `No response with id ${JSON.stringify(id)}: responses are kept for ${this.#store.retentionSeconds} s after they are made, only when store was not false, and only for the key's payer.`,
+      { param: 'response_id' },
+    );
+  }
+}
+
+export interface InputItemPage {
+  object: 'list';
+  data: Record<string, unknown>[];
+  first_id: string | null;
+  last_id: string | null;
+  has_more: boolean;
+}
+
+interface PageQuery {
+  limit: number;
+  order: 'asc' | 'desc';
+  after: string | null;
+}
+
+/** `limit` (1–100, default 20), `order` (`asc` or `desc`, the default, as OpenAI's) and `after` (an item id). */
+function pageOf(query: unknown): PageQuery {
+  const q = isObject(query) ? query : {};
+  const limit = q.limit === undefined || q.limit === '' ? 20 : Number(q.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalid('limit', 'limit must be a whole number from 1 to 100.');
+  const order = q.order === undefined || q.order === '' ? 'desc' : q.order;
+  if (order !== 'asc' && order !== 'desc') throw invalid('order', 'order must be asc or desc.');
+  const after = typeof q.after === 'string' && q.after.length > 0 ? q.after : null;
+  return { limit, order, after };
+}
+
+function paginate(items: Record<string, unknown>[], { limit, order, after }: PageQuery): InputItemPage {
+  const ordered = order === 'asc' ? items : [...items].reverse();
+  let from = 0;
+  if (after !== null) {
+    const at = ordered.findIndex((item) => item.id === after);
+    if (at === -1) throw invalid('after', `after names ${JSON.stringify(after)}, which is not an input item of this response.`);
+    from = at + 1;
+  }
+  const data = ordered.slice(from, from + limit);
+  return { object: 'list', data, first_id: (data[0]?.id as string | undefined) ?? null, last_id: (data.at(-1)?.id as string | undefined) ?? null, has_more: from + limit < ordered.length };
 }
 
 function optionalString(raw: Record<string, unknown>, field: string): string | null {
@@ -137,142 +243,12 @@ function refuseUnsupported(raw: Record<string, unknown>): void {
   if (raw.store !== undefined && raw.store !== null && typeof raw.store !== 'boolean') throw invalid('store', 'store must be a boolean.');
 }
 
-/** Ids of the `item_reference` items of `input` (earlier replies the client did not send again). */
-function referencedItems(input: unknown): string[] {
-  if (!Array.isArray(input)) return [];
-  const ids: string[] = [];
-  input.forEach((item: unknown, i) => {
-    if (!isObject(item) || item.type !== 'item_reference') return;
-    if (typeof item.id !== 'string' || item.id.length === 0 || item.id.length > 128) throw invalid(`input[${i}].id`, 'An item_reference needs the id of an item this API returned.');
-    ids.push(item.id);
-  });
-  return ids;
-}
-
-/** The input items as chat messages: a function call joins the assistant turn before it, as chat has it. */
-function inputMessages(input: unknown, items: Map<string, ChatMessage>): ChatMessage[] {
-  if (typeof input === 'string') return [{ role: 'user', content: input }];
-  if (!Array.isArray(input)) throw invalid('input', 'input must be a string or an array of input items.');
-  const messages: ChatMessage[] = [];
-  const assistantTurn = (): ChatMessage => {
-    const last = messages.at(-1);
-    if (last?.role === 'assistant') return last;
-    const turn: ChatMessage = { role: 'assistant', content: null };
-    messages.push(turn);
-    return turn;
-  };
-  input.forEach((item: unknown, i) => {
-    const at = `input[${i}]`;
-    if (!isObject(item)) throw invalid(at, 'Each input item must be an object.');
-    const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
-    switch (type) {
-      case 'message': {
-        const role = item.role;
-        if (role !== 'user' && role !== 'system' && role !== 'developer' && role !== 'assistant') throw invalid(`${at}.role`, 'role must be user, system, developer or assistant.');
-        const content = messageContent(item.content, `${at}.content`, role === 'assistant');
-        if (role === 'assistant') {
-          const text = typeof content === 'string' ? content : (content as { text?: string }[]).map((part) => part.text ?? '').join('');
-          messages.push({ role, content: text });
-        } else messages.push({ role, content });
-        return;
-      }
-      case 'function_call': {
-        if (typeof item.call_id !== 'string' || typeof item.name !== 'string' || typeof item.arguments !== 'string') {
-          throw invalid(at, 'A function_call item needs call_id, name and arguments (a JSON string).');
-        }
-        const turn = assistantTurn();
-        const calls = (turn.tool_calls ??= []) as ToolCall[];
-        calls.push({ id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } });
-        return;
-      }
-      case 'function_call_output': {
-        if (typeof item.call_id !== 'string') throw invalid(`${at}.call_id`, 'A function_call_output item needs the call_id it answers.');
-        const output = item.output;
-        const content = typeof output === 'string' ? output : Array.isArray(output) ? messageContent(output, `${at}.output`, false) : JSON.stringify(output ?? '');
-        messages.push({ role: 'tool', tool_call_id: item.call_id, content });
-        return;
-      }
-      case 'item_reference': {
-        const stored = items.get(item.id as string);
-        if (!stored) {
-          throw invalid(`${at}.id`, `Item with id ${JSON.stringify(item.id)} not found: items are kept for a limited time and only when store was not false; send its content instead.`);
-        }
-        const last = messages.at(-1);
-        // A referenced reply followed by the calls it made is one assistant turn, as it was produced.
-        if (last?.role === 'assistant' && last.content === null && stored.content !== null) last.content = stored.content;
-        else messages.push({ ...stored });
-        return;
-      }
-      case 'reasoning':
-        // svc never returns reasoning items; one a client sends back carries nothing a chat upstream takes.
-        return;
-      default:
-        throw invalid(`${at}.type`, `Input items of type ${JSON.stringify(type)} are not supported: use message, function_call, function_call_output or item_reference.`);
-    }
-  });
-  return messages;
-}
-
-/** Responses content parts as chat content: a single text part becomes a plain string, as most upstreams like best. */
-function messageContent(content: unknown, at: string, assistant: boolean): string | unknown[] {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) throw invalid(at, 'content must be a string or an array of content parts.');
-  const parts = content.map((part: unknown, j) => {
-    const here = `${at}[${j}]`;
-    if (!isObject(part)) throw invalid(here, 'Each content part must be an object with a type.');
-    switch (part.type) {
-      case 'input_text':
-      case 'output_text':
-      case 'text':
-        if (typeof part.text !== 'string') throw invalid(`${here}.text`, 'A text part needs text (a string).');
-        return { type: 'text', text: part.text };
-      case 'refusal':
-        if (!assistant || typeof part.refusal !== 'string') throw invalid(`${here}.type`, 'refusal parts belong to assistant messages.');
-        return { type: 'text', text: part.refusal };
-      case 'input_image': {
-        if (typeof part.image_url !== 'string') throw invalid(`${here}.image_url`, 'An input_image part needs image_url (a URL or data URL); file_id is not supported.');
-        return { type: 'image_url', image_url: { url: part.image_url, ...(typeof part.detail === 'string' ? { detail: part.detail } : {}) } };
-      }
-      case 'input_file': {
-        if (typeof part.file_data !== 'string') throw invalid(`${here}.file_data`, 'An input_file part needs file_data (a data URL); file_id and file_url are not supported.');
-        return { type: 'file', file: { file_data: part.file_data, ...(typeof part.filename === 'string' ? { filename: part.filename } : {}) } };
-      }
-      case 'input_audio':
-        return { type: 'input_audio', input_audio: part.input_audio };
-      default:
-        throw invalid(`${here}.type`, 'type must be input_text, input_image, input_file, input_audio or output_text.');
-    }
-  });
-  if (parts.length === 1 && parts[0]!.type === 'text') return (parts[0] as { text: string }).text;
-  return parts;
-}
-
-/** Responses function tools `{type, name, description, parameters, strict}` as chat tools. */
-function chatTools(tools: unknown): unknown {
-  if (tools === null) return undefined;
-  if (!Array.isArray(tools)) throw invalid('tools', 'tools must be an array.');
-  return tools.map((tool: unknown, i) => {
-    if (!isObject(tool) || tool.type !== 'function') {
-      throw invalid(`tools[${i}].type`, `Only function tools are supported here (${isObject(tool) ? JSON.stringify(tool.type) : 'this tool'} is a hosted tool svc does not run).`);
-    }
-    if (typeof tool.name !== 'string') throw invalid(`tools[${i}].name`, 'A function tool needs a name.');
-    const { type: _type, ...fn } = tool;
-    return { type: 'function', function: fn };
-  });
-}
-
-function chatToolChoice(choice: unknown): unknown {
-  if (choice === null || choice === 'auto' || choice === 'none' || choice === 'required') return choice;
-  if (isObject(choice) && choice.type === 'function' && typeof choice.name === 'string') return { type: 'function', function: { name: choice.name } };
-  throw invalid('tool_choice', 'tool_choice must be auto, none, required or {type: "function", name}.');
-}
-
 /** `text.format` as `response_format`, and `text.verbosity` forwarded as chat's `verbosity`. */
 function textFormat(text: unknown): Record<string, unknown> {
   if (text === undefined || text === null) return {};
   if (!isObject(text)) throw invalid('text', 'text must be an object such as {format: {type: "text"}}.');
   const out: Record<string, unknown> = {};
-  if (text.verbosity !== undefined) out.verbosity = text.verbosity;
+  if (text.verbosity !== undefined && text.verbosity !== null) out.verbosity = text.verbosity;
   const format = text.format;
   if (format === undefined || format === null) return out;
   if (!isObject(format)) throw invalid('text.format', 'text.format must be an object.');

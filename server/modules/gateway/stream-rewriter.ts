@@ -18,6 +18,7 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 import { allocChunk } from '../../http/chunked.ts';
+import type { CostStamp } from '../../metering/pricing.ts';
 import { BACKSLASH, CLOSE, COLON, COMMA, LF, QUOTE, SPACE } from './json-bytes.ts';
 
 const KEY_ROLE = Buffer.from('role');
@@ -26,15 +27,28 @@ const KEY_TOOL_CALLS = Buffer.from('tool_calls');
 const KEY_USAGE = Buffer.from('usage');
 const KEY_CONTENT = Buffer.from('content');
 const KEY_FINISH_REASON = Buffer.from('finish_reason');
+const KEY_INDEX = Buffer.from('index');
+/** Keys a chunk that carries only choice 0's text may hold besides `content` (`textBytes`); their values must be null where marked. */
+const PLAIN_KEYS: [key: Buffer, nullOnly: boolean][] = [
+  [Buffer.from('choices'), false],
+  [Buffer.from('delta'), false],
+  [Buffer.from('system_fingerprint'), false],
+  [Buffer.from('service_tier'), false],
+  [Buffer.from('logprobs'), true],
+  [Buffer.from('stop_reason'), true],
+];
 const NULL = Buffer.from('null');
+const DIGIT_0 = 0x30;
 const NON_EMPTY_CONTENT = /"content":\s*"[^"]/;
 const EVENT_END = Buffer.from('\n\n');
 const CLOSE_EVENT = Buffer.from('}\n\n');
 const USAGE_NULL_EVENT = Buffer.from(',"usage":null}\n\n');
 const NO_BYTES = Buffer.alloc(0);
 
+const LINE_BREAK = Buffer.from('\n');
+
 /** A string's bytes in their own memory, not a slice of Node's shared pool: for what lives as long as its stream. */
-function unpooled(text: string): Buffer {
+export function unpooled(text: string): Buffer {
   const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
   bytes.write(text);
   return bytes;
@@ -56,6 +70,66 @@ function isKey(bytes: Buffer, at: number, length: number, key: Buffer): boolean 
   if (length !== key.length) return false;
   for (let i = 0; i < length; i++) if (bytes[at + i] !== key[i]) return false;
   return true;
+}
+
+/** Whether the value at `at` is `null`. */
+function isNull(bytes: Buffer, at: number): boolean {
+  return isKey(bytes, at, 4, NULL);
+}
+
+/**
+ * Whether `length` bytes at `at` are a key a chunk with only choice 0's text may hold, with the value at
+ * `value` (`PLAIN_KEYS`; `index` 0; `content` not a string, which the scan reads itself).
+ */
+function isPlainKey(bytes: Buffer, at: number, length: number, value: number): boolean {
+  if (isKey(bytes, at, length, KEY_INDEX)) return bytes[value] === DIGIT_0 && !(bytes[value + 1]! >= DIGIT_0 && bytes[value + 1]! <= DIGIT_0 + 9);
+  if (isKey(bytes, at, length, KEY_CONTENT)) return isNull(bytes, value);
+  for (const [key, nullOnly] of PLAIN_KEYS) if (isKey(bytes, at, length, key)) return !nullOnly || isNull(bytes, value);
+  return false;
+}
+
+/**
+ * JSON-escaped text gathered a piece at a time from chunks' bytes: copied into one buffer per stream rather
+ * than kept as a string per chunk, which lived as long as the stream (so was promoted out of the young
+ * generation) and was seldom read.
+ */
+export class EscapedText {
+  #bytes: Buffer | null = null;
+  length = 0;
+
+  /** Adds `from`–`to` of `bytes`. */
+  append(bytes: Buffer, from: number, to: number): void {
+    const length = this.length + (to - from);
+    let kept = this.#bytes;
+    if (kept === null || length > kept.length) {
+      // Not from Node's shared 8 KiB pool: a stream's buffer outlives the chunks around it and would hold their slab.
+      const grown = Buffer.allocUnsafeSlow(Math.max(1024, 2 * length));
+      if (kept !== null) kept.copy(grown, 0, 0, this.length);
+      kept = this.#bytes = grown;
+    }
+    bytes.copy(kept, this.length, from, to);
+    this.length = length;
+  }
+
+  /** Adds text that is not escaped yet. */
+  appendText(text: string): void {
+    const escaped = Buffer.from(JSON.stringify(text));
+    this.append(escaped, 1, escaped.length - 1);
+  }
+
+  /** The first `end` bytes, still escaped. */
+  escaped(end = this.length): string {
+    return this.#bytes === null ? '' : this.#bytes.toString('utf8', 0, end);
+  }
+
+  /** The text, unescaped. */
+  text(): string {
+    return JSON.parse(`"${this.escaped()}"`) as string;
+  }
+
+  clear(): void {
+    this.length = 0;
+  }
 }
 
 /** The error object of a mid-stream failure (the envelope's `error`). */
@@ -90,6 +164,8 @@ export interface UpstreamUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens?: number;
+  /** What svc billed, on the usage a stream ends with (`metering/pricing.ts` `costStamp`); never from the upstream. */
+  cost?: CostStamp;
 }
 
 interface Chunk {
@@ -127,13 +203,15 @@ export class StreamRewriter implements StreamFramer {
    * break (which a JSON string never holds raw).
    */
   readonly #raw: string[] = [];
-  /**
-   * Byte-path contents since the last `#raw` entry, still escaped, each followed by a line break: copied
-   * into one buffer per stream rather than kept as a string per chunk, which lived as long as the stream
-   * (so was promoted out of the young generation) and was almost never read.
-   */
-  #escaped: Buffer | null = null;
-  #escapedLength = 0;
+  /** Byte-path contents since the last `#raw` entry, still escaped, each followed by a line break. */
+  readonly #escaped = new EscapedText();
+  /** What `#scan` found in an event: where `,"usage":null` starts, where its content is (escaped), a finish reason. */
+  #usageAt = -1;
+  #contentFrom = -1;
+  #contentTo = -1;
+  #finishedAt = false;
+  /** After `textBytes` found text: where it ends. */
+  textEnd = 0;
   /** Content and tool-call argument text from fully parsed chunks. */
   readonly #produced: string[] = [];
   /** Number of content/tool deltas forwarded. */
@@ -224,24 +302,16 @@ export class StreamRewriter implements StreamFramer {
 
   /** Keeps a byte-path chunk's content (`from`–`to`, still escaped) for an estimate. */
   #keepEscaped(bytes: Buffer, from: number, to: number): void {
-    const length = this.#escapedLength + (to - from) + 1;
-    let kept = this.#escaped;
-    if (kept === null || length > kept.length) {
-      // Not from Node's shared 8 KiB pool: a stream's buffer outlives the chunks around it and would hold their slab.
-      const grown = Buffer.allocUnsafeSlow(Math.max(1024, 2 * length));
-      if (kept !== null) kept.copy(grown, 0, 0, this.#escapedLength);
-      kept = this.#escaped = grown;
-    }
-    bytes.copy(kept, this.#escapedLength, from, to);
-    kept[length - 1] = LF;
-    this.#escapedLength = length;
+    this.#escaped.append(bytes, from, to);
+    this.#escaped.append(LINE_BREAK, 0, 1);
   }
 
   /** Ends the run of byte-path contents as one `#raw` entry, before an entry of another kind (order matters). */
   #closeEscaped(): void {
-    if (this.#escapedLength === 0) return;
-    this.#raw.push(`\n${this.#escaped!.toString('utf8', 0, this.#escapedLength - 1)}`);
-    this.#escapedLength = 0;
+    const escaped = this.#escaped;
+    if (escaped.length === 0) return;
+    this.#raw.push(`\n${escaped.escaped(escaped.length - 1)}`);
+    escaped.clear();
   }
 
   #dispatch(data: string): string {
@@ -288,7 +358,7 @@ export class StreamRewriter implements StreamFramer {
       if (choice.finish_reason) this.finished = true;
     }
     // What fast-path chunks produced before this one comes first.
-    if (this.#raw.length > 0 || this.#escapedLength > 0) this.#parseRaw();
+    if (this.#raw.length > 0 || this.#escaped.length > 0) this.#parseRaw();
     this.#collect(chunk);
     this.#first = false;
     if (this.#includeUsage) chunk.usage = null;
@@ -320,8 +390,7 @@ export class StreamRewriter implements StreamFramer {
     this.#upstreamPrefix = expected;
     this.#ourPrefix = `{"id":${JSON.stringify(chunk.id)},"object":"chat.completion.chunk","created":${chunk.created},"model":${JSON.stringify(this.#model)}`;
     // The same as bytes, for the byte path. Made now, not for the second chunk: OpenAI-style servers send the
-    // role alone first, so the second chunk is the first with content, the one a client waits for
-    // (test/bench/RESULTS.md, fifteenth pass).
+    // role alone first, so the second chunk is the first with content, the one a client waits for.
     const heads = unpooled(`data: ${expected}data: ${this.#ourPrefix}`);
     const split = 'data: '.length + Buffer.byteLength(expected);
     this.#upstreamHead = heads.subarray(0, split);
@@ -334,59 +403,14 @@ export class StreamRewriter implements StreamFramer {
    * One pass over the bytes in JavaScript: it steps over strings and looks only at keys, where seven
    * `Buffer.indexOf` searches (a native call each) were a third of svc's own CPU per relayed chunk.
    * `chunked`: the event is written into its HTTP chunk's frame, not into a buffer of its own that the
-   * frame then copies (test/bench/RESULTS.md, fifteenth pass).
+   * frame then copies: one buffer per chunk, not two.
    */
   #fastBytes(bytes: Buffer, head: Buffer, chunked: boolean): Buffer | null {
+    if (!this.#scan(bytes, head, false)) return null;
+    this.#keepContent(bytes);
     const h = head.length;
-    const n = bytes.length;
-    const end = n - 2; // the event's JSON ends before its "\n\n"
-    if (n < h + 4 || bytes[h] !== COMMA || bytes[end - 1] !== CLOSE || bytes[end] !== LF || bytes[n - 1] !== LF) return null;
-    for (let i = 0; i < h; i++) if (bytes[i] !== head[i]) return null;
-    let usage = -1;
-    let contentFrom = -1;
-    let contentTo = -1;
-    let finished = false;
-    let i = h;
-    while (i < end) {
-      const byte = bytes[i];
-      if (byte === LF) return null; // a second line: not one plain event
-      if (byte !== QUOTE) {
-        i++;
-        continue;
-      }
-      const close = stringEnd(bytes, i + 1, end);
-      if (close === -1) return null;
-      let next = close + 1;
-      while (bytes[next] === SPACE) next++;
-      if (bytes[next] !== COLON) {
-        i = close + 1; // a string value
-        continue;
-      }
-      let value = next + 1;
-      while (bytes[value] === SPACE) value++;
-      const key = i + 1;
-      const length = close - key;
-      // Chunks that need the full treatment: the role to fix, an error, tool calls.
-      if (isKey(bytes, key, length, KEY_ROLE) || isKey(bytes, key, length, KEY_ERROR) || isKey(bytes, key, length, KEY_TOOL_CALLS)) return null;
-      if (isKey(bytes, key, length, KEY_USAGE)) {
-        // As on the text path: only `"usage":null`, last (OpenAI-style servers put it on every chunk).
-        if (i !== end - 13 || bytes[i - 1] !== COMMA || value !== i + 8 || !isKey(bytes, value, 4, NULL)) return null;
-        usage = i;
-      } else if (isKey(bytes, key, length, KEY_CONTENT) && bytes[value] === QUOTE) {
-        if (contentFrom !== -1) return null; // several choices in one chunk: the text path counts each
-        contentFrom = value + 1;
-        contentTo = stringEnd(bytes, contentFrom, end);
-        if (contentTo === -1) return null;
-        i = contentTo + 1;
-        continue;
-      } else if (isKey(bytes, key, length, KEY_FINISH_REASON) && bytes[value] === QUOTE) finished = true;
-      i = value;
-    }
-    if (contentTo > contentFrom) {
-      this.#keepEscaped(bytes, contentFrom, contentTo);
-      this.deltas++;
-    }
-    if (finished) this.finished = true;
+    const end = bytes.length - 2;
+    const usage = this.#usageAt;
     // Kept for a client that asked for usage too, cut for one that did not; added where the upstream left it out.
     let bodyEnd = end;
     let tail = EVENT_END;
@@ -405,6 +429,94 @@ export class StreamRewriter implements StreamFramer {
     bytes.copy(out, at + ours.length, h, bodyEnd);
     tail.copy(out, at + ours.length + bodyEnd - h);
     return out;
+  }
+
+  /**
+   * The byte path for a framing that re-frames the chat events further (`ReframedChatStream`): when `bytes` is
+   * one whole event whose only news is choice 0's text — no role, finish, tool calls, reasoning or any key
+   * not known to be harmless — where that text starts in `bytes`, still JSON-escaped (`textEnd`: where it
+   * ends), counted and kept for billing as `push` does. -1 when the read is anything else: then `pushText`.
+   */
+  textBytes(bytes: Buffer): number {
+    const head = this.#upstreamHead;
+    if (!this.#aligned || head === null || !this.#scan(bytes, head, true) || this.#contentFrom === -1) return -1;
+    this.#keepContent(bytes);
+    this.textEnd = this.#contentTo;
+    return this.#contentFrom;
+  }
+
+  /** What a scanned event produced, for billing: its content kept (escaped) and counted, its finish noted. */
+  #keepContent(bytes: Buffer): void {
+    if (this.#contentTo > this.#contentFrom) {
+      this.#keepEscaped(bytes, this.#contentFrom, this.#contentTo);
+      this.deltas++;
+    }
+    if (this.#finishedAt) this.finished = true;
+  }
+
+  /**
+   * Reads one whole `data: <prefix>,…}\n\n` event on its bytes (`#usageAt`, `#contentFrom`/`#contentTo`,
+   * `#finishedAt`); false when the read is anything else (several events, a line break inside, something to
+   * fix). One pass in JavaScript: it steps over strings and looks only at keys, where seven `Buffer.indexOf`
+   * searches (a native call each) were a third of svc's own CPU per relayed chunk. `plain`: also false unless
+   * the event carries nothing but choice 0's text (`textBytes`).
+   */
+  #scan(bytes: Buffer, head: Buffer, plain: boolean): boolean {
+    const h = head.length;
+    const n = bytes.length;
+    const end = n - 2; // the event's JSON ends before its "\n\n"
+    if (n < h + 4 || bytes[h] !== COMMA || bytes[end - 1] !== CLOSE || bytes[end] !== LF || bytes[n - 1] !== LF) return false;
+    for (let i = 0; i < h; i++) if (bytes[i] !== head[i]) return false;
+    let usage = -1;
+    let contentFrom = -1;
+    let contentTo = -1;
+    let finished = false;
+    let i = h;
+    while (i < end) {
+      const byte = bytes[i];
+      if (byte === LF) return false; // a second line: not one plain event
+      if (byte !== QUOTE) {
+        i++;
+        continue;
+      }
+      const close = stringEnd(bytes, i + 1, end);
+      if (close === -1) return false;
+      let next = close + 1;
+      while (bytes[next] === SPACE) next++;
+      if (bytes[next] !== COLON) {
+        i = close + 1; // a string value
+        continue;
+      }
+      let value = next + 1;
+      while (bytes[value] === SPACE) value++;
+      const key = i + 1;
+      const length = close - key;
+      // Chunks that need the full treatment: the role to fix, an error, tool calls.
+      if (isKey(bytes, key, length, KEY_ROLE) || isKey(bytes, key, length, KEY_ERROR) || isKey(bytes, key, length, KEY_TOOL_CALLS)) return false;
+      if (isKey(bytes, key, length, KEY_USAGE)) {
+        // As on the text path: only `"usage":null`, last (OpenAI-style servers put it on every chunk).
+        if (i !== end - 13 || bytes[i - 1] !== COMMA || value !== i + 8 || !isNull(bytes, value)) return false;
+        usage = i;
+      } else if (isKey(bytes, key, length, KEY_CONTENT) && bytes[value] === QUOTE) {
+        if (contentFrom !== -1) return false; // several choices in one chunk: the text path counts each
+        contentFrom = value + 1;
+        contentTo = stringEnd(bytes, contentFrom, end);
+        if (contentTo === -1) return false;
+        i = contentTo + 1;
+        continue;
+      } else if (isKey(bytes, key, length, KEY_FINISH_REASON)) {
+        if (bytes[value] === QUOTE) {
+          if (plain) return false;
+          finished = true;
+        } else if (plain && !isNull(bytes, value)) return false;
+      } else if (plain && !isPlainKey(bytes, key, length, value)) return false;
+      i = value;
+    }
+    this.#usageAt = usage;
+    this.#contentFrom = contentFrom;
+    this.#contentTo = contentTo;
+    this.#finishedAt = finished;
+    return true;
   }
 
   /** Re-frames a chunk without parsing it, or returns null when it needs the full treatment. */

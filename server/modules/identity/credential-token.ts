@@ -8,6 +8,10 @@ export const tokenPrefixes = {
   personalKey: 'svc_live_',
   enterpriseKey: 'svc_ent_',
   session: 'svc_sess_',
+  /** OAuth access tokens of MCP clients: accepted only by the MCP endpoints. */
+  mcpAccess: 'svc_mcp_',
+  /** OAuth refresh tokens of MCP clients: accepted only by POST /oauth/token, never as a bearer. */
+  mcpRefresh: 'svc_mcr_',
 } as const;
 
 /** `prefix` + 43 URL-safe characters (32 random bytes). */

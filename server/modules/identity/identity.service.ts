@@ -5,55 +5,22 @@
  * outbox table that every instance polls every second — so it reaches every instance even when the revoking
  * one cannot reach Redis — and publishes it on Redis pub/sub so the others usually drop it at once. Use is recorded off the hot path (`LastUsedRecorder`).
  *
- * Token kinds are dispatched by prefix through `CredentialResolver`s: personal keys (`svc_live_`) and
- * session tokens (`svc_sess_`) are built in; the enterprise module registers one for `svc_ent_`.
+ * Token kinds are dispatched by prefix to the `CredentialResolver`s it is built with (credential-resolver.ts;
+ * one file each in ./resolvers/, listed once in `services.ts`): personal keys `svc_live_`, sessions
+ * `svc_sess_` (the cookie's web sessions and device login's bearer tokens), organisation keys `svc_ent_`,
+ * MCP clients' OAuth access tokens `svc_mcp_` (let in only where the caller names audience `mcp`).
  */
 import type { Config } from '../../config/config.ts';
 import type { Database } from '../../db/orm.ts';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, bilingual } from '../../errors/app-error.ts';
 import type { RedisLayer } from '../../infra/redis.ts';
-import type { AccountRole } from '../account/account.entity.ts';
-import type { CredentialKind, Principal } from './principal.ts';
+import type { BearerClient, CredentialResolver, ResolvedCredential } from './credential-resolver.ts';
+import type { Principal } from '../../authz/principal.ts';
 import { sha256Hex, tokenPrefixes } from './credential-token.ts';
-import type { LastUsedRecorder, TouchedTable } from './last-used.ts';
-
-/** What a resolver finds for a token hash. */
-export interface ResolvedCredential {
-  principal: Principal;
-  /** Absolute expiry in epoch ms, or null for credentials that live until revoked. */
-  expiresAt: number | null;
-  /** Idle timeout in ms (web sessions), or null. */
-  idleMs: number | null;
-  /** Epoch ms of the last recorded use. */
-  lastUsedAt: number;
-  /** Where use is recorded; null when the resolver records use itself. */
-  touch: { table: TouchedTable; id: string } | null;
-  /** Set when the owning account is disabled: the credential is known but must be refused. */
-  disabled: boolean;
-  /** Resolver-specific data kept with the cache entry (e.g. an organisation key's IP allow-list). */
-  extra?: unknown;
-}
-
-/** Where a bearer request comes from: the client address (the socket peer, or X-Forwarded-For from a trusted proxy). */
-export interface BearerClient {
-  ip: string;
-}
+import type { LastUsedRecorder } from './last-used.ts';
 
 /** A session cookie's outcome: a principal, or signed out with the reason when there is one. */
 export type WebSessionResult = { principal: Principal; refusal: null } | { principal: null; refusal: AppError | null };
-
-export interface CredentialResolver {
-  /** The token prefix this resolver owns, e.g. `svc_ent_`. */
-  prefix: string;
-  /** Human name for error messages, e.g. "API key". */
-  label: string;
-  resolve(tokenHash: string): Promise<ResolvedCredential | null>;
-  /**
-   * Runs on every successful authentication with this resolver's credential (cached or not), after the
-   * common checks: may refuse the request by throwing (an IP allow-list) and may record the use.
-   */
-  admit?(found: ResolvedCredential, client: BearerClient | undefined): void;
-}
 
 interface CacheEntry extends ResolvedCredential {
   cachedUntil: number;
@@ -70,18 +37,6 @@ interface Invalidation {
   accountId?: string;
 }
 
-interface CredentialRow {
-  id: string;
-  kind: string;
-  expires_at: Date | null;
-  last_used_at: Date | null;
-  account_id: string;
-  email: string;
-  role: AccountRole;
-  plan_package: string;
-  disabled_at: Date | null;
-}
-
 export class IdentityService {
   readonly #db: Database;
   readonly #redis: RedisLayer;
@@ -92,7 +47,7 @@ export class IdentityService {
   /**
    * The hash of each token the cache was filled for, so a cache hit does not hash again. A one-shot SHA-256
    * takes ~1 µs in a loop, but 15–45 µs at a stream's start under load, when OpenSSL's code has left the
-   * CPU's caches (test/bench/RESULTS.md, fourteenth pass). Only tokens that resolved to a credential are kept,
+   * CPU's caches (timed inside svc at S4's stream starts). Only tokens that resolved to a credential are kept,
    * as many as the cache holds; a token's hash never changes, so invalidation stays with the cache.
    */
   readonly #hashes = new Map<string, string>();
@@ -110,13 +65,12 @@ export class IdentityService {
   #outboxSeen: string | null = null;
   #pollTimer: NodeJS.Timeout | null = null;
 
-  constructor(config: Config, db: Database, redis: RedisLayer, lastUsed: LastUsedRecorder) {
+  constructor(config: Config, db: Database, redis: RedisLayer, lastUsed: LastUsedRecorder, resolvers: readonly CredentialResolver[]) {
     this.#config = config;
     this.#db = db;
     this.#redis = redis;
     this.#lastUsed = lastUsed;
-    this.registerResolver({ prefix: tokenPrefixes.personalKey, label: 'API key', resolve: (hash) => this.#resolveApiKey(hash, 'personal') });
-    this.registerResolver({ prefix: tokenPrefixes.session, label: 'session token', resolve: (hash) => this.#resolveSession(hash) });
+    for (const resolver of resolvers) this.registerResolver(resolver);
     this.#unsubscribe = redis.pubsub.subscribe(invalidationChannel, (message) => this.#apply(JSON.parse(message) as Invalidation));
     const subscriber = redis.subscriber;
     this.#listening = subscriber === null;
@@ -152,7 +106,7 @@ export class IdentityService {
     return this.#listening;
   }
 
-  /** Adds a token kind (the seam for `svc_ent_` enterprise keys). */
+  /** Adds a token kind, or replaces the one for its prefix (tests stand a stub in this way). */
   registerResolver(resolver: CredentialResolver): void {
     this.#resolvers.set(resolver.prefix, resolver);
   }
@@ -177,6 +131,9 @@ export class IdentityService {
     if (!found || found.principal.credential.kind === 'web_session') {
       throw signInRequired(`The ${resolver.label} is not valid: it is unknown or has been revoked.`);
     }
+    if (!admitsAudience(found, client)) {
+      throw signInRequired('This token was issued to an MCP client by OAuth and works only on /v1/mcp; use an API key (svc_live_…) or a session token here.');
+    }
     return this.#letIn(found, resolver, client);
   }
 
@@ -191,7 +148,7 @@ export class IdentityService {
     if (!resolver) return null;
     const hash = this.#hashes.get(token!);
     const found = hash === undefined ? undefined : this.#cache.get(hash);
-    if (!found || found.cachedUntil <= Date.now() || found.principal.credential.kind === 'web_session') return null;
+    if (!found || found.cachedUntil <= Date.now() || found.principal.credential.kind === 'web_session' || !admitsAudience(found, client)) return null;
     return this.#letIn(found, resolver, client);
   }
 
@@ -210,8 +167,9 @@ export class IdentityService {
    * the session expired) — transports throw it where the request needs sign-in.
    */
   async authenticateWebSession(token: string): Promise<WebSessionResult> {
-    if (!token.startsWith(tokenPrefixes.session)) return { principal: null, refusal: null };
-    const found = await this.#lookup(this.#resolvers.get(tokenPrefixes.session)!, token);
+    const sessions = this.#resolvers.get(tokenPrefixes.session);
+    if (!sessions || !token.startsWith(tokenPrefixes.session)) return { principal: null, refusal: null };
+    const found = await this.#lookup(sessions, token);
     if (!found || found.principal.credential.kind !== 'web_session') return { principal: null, refusal: null };
     try {
       this.#check(found, 'web session');
@@ -334,7 +292,22 @@ export class IdentityService {
   #check(found: ResolvedCredential, label: string): void {
     const now = Date.now();
     if (found.disabled) throw new AppError('account_disabled', `This account is disabled: its ${label} is refused until staff enable it again.`);
-    if (found.expiresAt !== null && found.expiresAt <= now) throw signInRequired(`The ${label} has expired; sign in again.`);
+    if (found.expiresAt !== null && found.expiresAt <= now) {
+      const kind = found.principal.credential.kind;
+      if (kind === 'api_key' || kind === 'enterprise_key') {
+        // A key its owner gave an end date: say which limit refused it, not "sign in".
+        const at = new Date(found.expiresAt).toISOString();
+        throw new AppError(
+          'key_expired',
+          bilingual('This {label} expired at {at} (its expiry date). Create a new key, or ask its owner to extend the expiry.', '该{label}已于 {at} 过期（到达其设定的有效期）。请创建新密钥，或请密钥所有者延长有效期。', {
+            label: { en: label, zh: kind === 'api_key' ? ' API 密钥' : '组织密钥' },
+            at,
+          }),
+          { details: { keyLimit: 'expires_at', expiresAt: at } },
+        );
+      }
+      throw signInRequired(`The ${label} has expired; sign in again.`);
+    }
     if (found.idleMs !== null && found.lastUsedAt + found.idleMs < now) throw signInRequired(`The ${label} expired after a period without use; sign in again.`);
   }
 
@@ -359,56 +332,13 @@ export class IdentityService {
       }
     }
   }
-
-  async #resolveApiKey(hash: string, kind: 'personal' | 'enterprise'): Promise<ResolvedCredential | null> {
-    const row: CredentialRow | undefined = await this.#db.orm.em.getConnection().execute<CredentialRow>(
-      `select k."id", k."kind", null as "expires_at", k."last_used_at",
-              a."id" as "account_id", a."email", a."role", a."plan_package", a."disabled_at"
-         from "api_key" k join "account" a on a."id" = k."account_id"
-        where k."token_hash" = ? and k."kind" = ? and k."revoked_at" is null`,
-      [hash, kind],
-      'get',
-    );
-    return row ? toResolved(row, kind === 'personal' ? 'api_key' : 'enterprise_key', null, 'api_key') : null;
-  }
-
-  /**
-   * Disabling an account revokes its sessions; while it stays disabled they still resolve (as disabled), so
-   * their holders hear `account_disabled` rather than a bare "unknown or revoked".
-   */
-  async #resolveSession(hash: string): Promise<ResolvedCredential | null> {
-    const row: CredentialRow | undefined = await this.#db.orm.em.getConnection().execute<CredentialRow>(
-      `select s."id", s."kind", s."expires_at", s."last_used_at",
-              a."id" as "account_id", a."email", a."role", a."plan_package", a."disabled_at"
-         from "session" s join "account" a on a."id" = s."account_id"
-        where s."token_hash" = ? and (s."revoked_at" is null or a."disabled_at" is not null)`,
-      [hash],
-      'get',
-    );
-    if (!row) return null;
-    const web = row.kind === 'web';
-    const idleMs = web ? this.#config.auth.sessionIdleDays * 86_400_000 : null;
-    return toResolved(row, web ? 'web_session' : 'session_token', idleMs, 'session');
-  }
-}
-
-function toResolved(row: CredentialRow, kind: CredentialKind, idleMs: number | null, table: TouchedTable): ResolvedCredential {
-  return {
-    principal: {
-      accountId: row.account_id,
-      email: row.email,
-      role: row.role,
-      payer: { kind: 'account', id: row.account_id, package: row.plan_package },
-      credential: { kind, id: row.id },
-    },
-    expiresAt: row.expires_at ? new Date(row.expires_at).getTime() : null,
-    idleMs,
-    lastUsedAt: row.last_used_at ? new Date(row.last_used_at).getTime() : 0,
-    touch: { table, id: row.id },
-    disabled: row.disabled_at !== null,
-  };
 }
 
 export function signInRequired(message: string): AppError {
   return new AppError('sign_in_required', message);
+}
+
+/** Audience-limited credentials (MCP access tokens) pass only where the caller asked for their audience. */
+function admitsAudience(found: ResolvedCredential, client: BearerClient | undefined): boolean {
+  return found.principal.credential.kind !== 'mcp_token' || client?.audience === 'mcp';
 }

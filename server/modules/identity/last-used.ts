@@ -5,11 +5,11 @@
  */
 import type { Database } from '../../db/orm.ts';
 
-export type TouchedTable = 'session' | 'api_key';
+export type TouchedTable = 'session' | 'api_key' | 'oauth_authorization';
 
 export class LastUsedRecorder {
   readonly #db: Database;
-  readonly #pending: Record<TouchedTable, Map<string, Date>> = { session: new Map(), api_key: new Map() };
+  readonly #pending: Record<TouchedTable, Map<string, Date>> = { session: new Map(), api_key: new Map(), oauth_authorization: new Map() };
   readonly #timer: NodeJS.Timeout;
   #flushing: Promise<void> = Promise.resolve();
   #onError: (error: unknown) => void;
@@ -36,7 +36,7 @@ export class LastUsedRecorder {
   }
 
   async #write(): Promise<void> {
-    for (const table of ['session', 'api_key'] as const) {
+    for (const table of ['session', 'api_key', 'oauth_authorization'] as const) {
       const pending = this.#pending[table];
       if (pending.size === 0) continue;
       const rows = [...pending].map(([id, at]) => ({ id, at: at.toISOString() }));

@@ -1,11 +1,14 @@
 /**
- * MCP over HTTP (DESIGN §8.4), for a bearer API key or session token like the rest of `/v1`:
+ * MCP over HTTP (DESIGN §8.4), for a bearer API key or session token like the rest of `/v1`, or an MCP
+ * client's OAuth access token (accepted here and nowhere else):
  *
  * - `POST /v1/mcp`: the Streamable HTTP endpoint (official SDK, stateless, JSON responses).
  * - `GET /v1/mcp`: the discovery document (JSON); asking only for `text/event-stream` gets 405, since
  *   a stateless server has no server-initiated stream (the SDK client accepts 405). `DELETE` is 405 too.
  * - `POST /v1/mcp/tools/call {name, arguments}` → `{ok, name, result}`: the same tools without MCP.
- * - `/.well-known/oauth-protected-resource` (RFC 9728), which every 401 here names in `WWW-Authenticate`.
+ * - `/.well-known/oauth-protected-resource/v1/mcp` (RFC 9728), which every 401 here names in `WWW-Authenticate`
+ *   with the scope to ask for, so an MCP client can discover svc's authorization server and sign in by
+ *   OAuth; `/.well-known/oauth-protected-resource` describes the server as a whole.
  *
  * A browser page on a foreign origin may not drive the MCP endpoint (MCP's DNS-rebinding rule): a request
  * carrying `Origin` must come from `server.baseUrl`, `server.webUrl` or the configured `gateway.cors.origins`.
@@ -13,16 +16,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, bilingual } from '../../errors/app-error.ts';
 import { objectBody } from '../../http/body.ts';
-import type { Principal } from '../identity/principal.ts';
-import { createMcpServer, createMcpTransport } from './mcp.server.ts';
+import type { Principal } from '../../authz/principal.ts';
+import { connectMcp, createMcpServer, createMcpTransport } from './mcp.server.ts';
 import { mcpPath, mcpServerName, mcpToolsCallPath } from './mcp.tools.ts';
+import { mcpScope } from '../oauth/oauth-client.ts';
 
 export const protectedResourcePath = '/.well-known/oauth-protected-resource';
 
 export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   const { config, identity, pipeline, mcpTools: tools, rateLimits } = app.services;
   const base = config.server.baseUrl;
-  const challenge = `Bearer resource_metadata="${base}${protectedResourcePath}"`;
+  const challenge = `Bearer resource_metadata="${base}${protectedResourcePath}${mcpPath}", scope="${mcpScope}"`;
   const ownOrigins = new Set([base, config.server.webUrl, ...config.gateway.cors.origins.filter((origin) => origin !== '*')].map((url) => new URL(url).origin.toLowerCase()));
 
   /** A 401 of this resource tells the client where its metadata is (RFC 9728 §5.1). */
@@ -32,7 +36,8 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
     }
     throw error;
   };
-  const authenticate = (request: FastifyRequest): Promise<Principal> => identity.authenticateBearer(request.headers.authorization, { ip: request.ip }).catch(withChallenge);
+  const authenticate = (request: FastifyRequest): Promise<Principal> =>
+    identity.authenticateBearer(request.headers.authorization, { ip: request.ip, audience: 'mcp' }).catch(withChallenge);
   const checkOrigin = (request: FastifyRequest) => {
     const origin = request.headers.origin;
     // Not the request's own Host: under DNS rebinding a foreign page's Host is its own name too.
@@ -50,6 +55,7 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
     resource,
     resource_name: 'svc hosted tools (MCP)',
     authorization_servers: [base],
+    scopes_supported: [mcpScope],
     bearer_methods_supported: ['header'],
     resource_documentation: `${config.server.webUrl}/docs/search`,
   });
@@ -97,7 +103,7 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
       void server.close();
     });
     try {
-      await server.connect(transport);
+      await connectMcp(server, transport, tools);
       await transport.handleRequest(request.raw, reply.raw, body);
     } catch (error) {
       request.log.error({ err: error }, `${mcpServerName} MCP request failed`);
@@ -108,10 +114,15 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
 
   app.post(mcpToolsCallPath, { config: { ipLimit: false } }, (request, reply) =>
     pipeline
-      .serve(request, reply, () => {
-        const body = objectBody(request);
-        return tools.plan(body.name, body.arguments, { kind: 'tool', name: String(body.name) }, 'arguments.');
-      })
+      .serve(
+        request,
+        reply,
+        () => {
+          const body = objectBody(request);
+          return tools.plan(body.name, body.arguments, { kind: 'tool', name: String(body.name) }, 'arguments.');
+        },
+        { audience: 'mcp' },
+      )
       .catch(withChallenge),
   );
 }

@@ -6,19 +6,21 @@
  * `tools/call` of a hosted tool is a metered turn (`pipeline.run`). Whatever stops it — a provider
  * failure (refunded), quota, rate limit, bad arguments — comes back as an `isError` result whose text says
  * what happened and what to do, which an agent can read and act on; an unknown tool is a JSON-RPC error
- * (−32602), as the MCP specification asks.
+ * (−32602), as the MCP specification asks. So is a `tools/call` whose `name` or `arguments` has the wrong
+ * type (`arguments: "x"`): the SDK would answer −32603 with its schema library's text, so such a call is
+ * answered before the SDK sees it, naming the field (`connectMcp`).
  */
 import type * as McpServerModule from '@modelcontextprotocol/sdk/server/index.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type * as McpTransportModule from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type * as McpTypesModule from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../../errors/app-error.ts';
 import type { ClientSignal } from '../../metering/executor.ts';
 import type { MeteringPipeline, TurnOrigin } from '../../metering/pipeline.ts';
-import type { Principal } from '../identity/principal.ts';
-import { mcpServerName, type McpTools } from './mcp.tools.ts';
+import type { Principal } from '../../authz/principal.ts';
+import { mcpServerName, type McpTools, type ToolDefinition } from './mcp.tools.ts';
 import { serverVersion } from './version.ts';
 
 export interface McpCallContext {
@@ -68,6 +70,52 @@ export async function createMcpServer(tools: McpTools, pipeline: MeteringPipelin
     }
   });
   return server;
+}
+
+/**
+ * Connects `server` to `transport`, with a guard in front: a `tools/call` whose params are not shaped
+ * like one is answered −32602 (invalid params) with a sentence naming the field, not passed on.
+ */
+export async function connectMcp(server: Server, transport: StreamableHTTPServerTransport, tools: McpTools): Promise<void> {
+  const { ErrorCode } = await mcpSdk();
+  await server.connect(transport);
+  const deliver = transport.onmessage!;
+  transport.onmessage = (message, extra) => {
+    const request = message as { method?: unknown; id?: unknown; params?: unknown };
+    const refusal = request.method === 'tools/call' && (typeof request.id === 'string' || typeof request.id === 'number') ? malformedToolCall(request.params, tools) : null;
+    if (refusal === null) return deliver(message, extra);
+    const answer = { jsonrpc: '2.0', id: request.id, error: { code: ErrorCode.InvalidParams, message: refusal } } as JSONRPCMessage;
+    void transport.send(answer).catch((error: unknown) => transport.onerror?.(error as Error));
+  };
+}
+
+/** Why `params` is not a `tools/call` (name: string, arguments: object if given), or null when it is. */
+function malformedToolCall(params: unknown, tools: McpTools): string | null {
+  if (!isPlainObject(params)) return 'params must be an object with name (string) and arguments (object).';
+  if (typeof params.name !== 'string' || params.name === '') {
+    return `params.name must be the name of a tool (a string): ${tools.list().map((tool) => tool.name).join(', ')}.`;
+  }
+  const args = params.arguments;
+  if (args !== undefined && !isPlainObject(args)) {
+    const tool = tools.list().find((candidate) => candidate.name === params.name);
+    return `params.arguments must be an object${tool ? ` with ${argumentSummary(tool)}` : ''}, not ${args === null ? 'null' : Array.isArray(args) ? 'an array' : `a ${typeof args}`}.`;
+  }
+  return null;
+}
+
+/** `query (string) and optionally maxResults (integer)`: a tool's arguments in words, from its JSON Schema. */
+function argumentSummary(tool: ToolDefinition): string {
+  const properties = (tool.inputSchema.properties ?? {}) as Record<string, { type?: string }>;
+  const required = new Set((tool.inputSchema.required ?? []) as string[]);
+  const describe = (name: string) => `${name} (${properties[name]?.type ?? 'any'})`;
+  const names = Object.keys(properties);
+  const must = names.filter((name) => required.has(name)).map(describe);
+  const may = names.filter((name) => !required.has(name)).map(describe);
+  return [must.join(', '), may.length > 0 ? `optionally ${may.join(', ')}` : ''].filter(Boolean).join(' and ');
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The SDK's AbortSignal for a request as the pipeline's client signal. */

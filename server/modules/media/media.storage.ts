@@ -52,16 +52,11 @@ export interface MediaStorage {
   close(): Promise<void>;
 }
 
-const idPattern = /^[A-Za-z0-9_-]{22}$/;
 const namePattern = /^([A-Za-z0-9_-]{22})\.([a-z0-9]{1,8})$/;
 
 /** 16 bytes from the CSPRNG as 22 base64url characters. */
 export function newMediaId(): string {
   return randomBytes(16).toString('base64url');
-}
-
-export function isMediaId(value: string): boolean {
-  return idPattern.test(value);
 }
 
 /** `<id>.<ext>` → ref, or null for anything else (so a file name can never leave the storage root). */

@@ -9,8 +9,10 @@
  * that fails later cuts the body short (billed for what was delivered).
  *
  * Billing: input = the text's tokens; output = seconds × `media.audioTokensPerSecond`, with
- * `unit: {kind: 'audio_second'}`. Reserved before the call at the worst case: the requested duration
- * (music), or a bound from the text's length and speed (speech).
+ * `unit: {kind: 'audio_second'}`. Reserved before the call from what was asked: the requested duration
+ * (music), or a bound from the text's length and speed (speech). The audio delivered never runs past
+ * what was reserved: an engine or upstream that makes more is cut off there (to the sample, or at an
+ * MP3/FLAC frame), and the ledger bills the seconds delivered, counted from the bytes that went out.
  */
 import type { Config } from '../../config/config.ts';
 import { AppError } from '../../errors/app-error.ts';
@@ -18,11 +20,13 @@ import { writeRawHead, type Exchange, type Executor, type TurnPlan } from '../..
 import { serverTiming, type Metered, type Turn } from '../../metering/turn.ts';
 import { classifyUpstreamError, UpstreamFailure } from '../../metering/upstream-failure.ts';
 import { drained } from '../gateway/chat.executor.ts';
-import { TokenEstimate, tokenizer } from '../gateway/token-estimate.ts';
+import { quickPromptTokens, TokenEstimate, tokenizer } from '../gateway/token-estimate.ts';
 import { dispatch } from '../model/dispatch.ts';
 import type { ModelRegistry, RoutedModel } from '../model/model.registry.ts';
-import { rateLimitHeaders } from '../rate-limit/rate-limit.service.ts';
-import { audioFormats, isAudioFormat, transcodeAudio, type AudioFormat, type EncodedAudio } from './audio/audio.ts';
+import { rateLimitHeaders } from '../../rate-limit/rate-limit.service.ts';
+import { transcodeAudio, type EncodedAudio } from './audio/audio.ts';
+import { audioFormats, isAudioFormat, type AudioFormat } from './audio/format.ts';
+import { UnreadableAudio } from './audio/framing.ts';
 import type { MediaService } from './media.service.ts';
 import { audioOutputTokens } from './media.tokens.ts';
 import { maxSpeechInputChars, type SpeechEngine } from './speech/speech.engine.ts';
@@ -34,9 +38,15 @@ export const defaultMusicSeconds = 30;
 
 /**
  * Speech is at most this long per character at speed 1 (espeak-ng reads "9876543210 " at ~0.18 s a
- * character, its slowest measured case; ordinary English ~0.06): the reservation bound for svc-tts.
+ * character, its slowest measured case; ordinary English ~0.06): the reservation bound for svc-tts,
+ * `ceil((1 + 0.5 × characters) ÷ speed)` seconds, and where its audio is cut off.
  */
 const boundSecondsPerChar = 0.5;
+
+/** The seconds reserved for (and the most delivered of) speech of `characters` at `speed`. */
+function speechBoundSeconds(characters: number, speed: number): number {
+  return Math.ceil((1 + boundSecondsPerChar * characters) / speed);
+}
 
 const fields = new Set(['model', 'input', 'voice', 'response_format', 'speed', 'instructions', 'duration', 'stream_format']);
 
@@ -60,10 +70,8 @@ export interface SpeechCall {
   engine: SpeechEngine | null;
   audio: EncodedAudio | null;
   inputTokens: number | null;
-  /** The longest it may be: the requested duration, or the bound from the text. What was reserved. */
+  /** The longest it may be: the requested duration, or the bound from the text. What was reserved, and where it is cut off. */
   boundSeconds: number;
-  /** Bytes written to the client. */
-  deliveredBytes: number;
 }
 
 export class SpeechExecutor implements Executor<SpeechCall> {
@@ -102,14 +110,14 @@ export class SpeechExecutor implements Executor<SpeechCall> {
         { stage: 'routing', debug: { productModel: model.id } },
       );
     }
-    const seconds = kind === 'music' ? request.duration! : Math.ceil((1 + boundSecondsPerChar * [...request.input].length) / request.speed);
+    const seconds = kind === 'music' ? request.duration! : speechBoundSeconds([...request.input].length, request.speed);
     return {
       executor: this,
       product: kind,
       model,
       stream: true,
       worstCase: { inputTokens: Buffer.byteLength(textOf(request)), outputTokens: audioOutputTokens(this.#tokensPerSecond, seconds) },
-      call: { kind, model, request, engine, audio: null, inputTokens: null, boundSeconds: seconds, deliveredBytes: 0 },
+      call: { kind, model, request, engine, audio: null, inputTokens: null, boundSeconds: seconds },
     };
   }
 
@@ -169,6 +177,7 @@ export class SpeechExecutor implements Executor<SpeechCall> {
         await audio.started();
       } catch (error) {
         if (signal.aborted) throw error;
+        if (error instanceof UnreadableAudio) throw unreadable(error, call.request.format);
         throw classifyUpstreamError(error, call.engine ? 'The speech engine' : 'The model server');
       }
       await this.#relay(turn, call, exchange, audio);
@@ -179,16 +188,20 @@ export class SpeechExecutor implements Executor<SpeechCall> {
     }
   }
 
-  /** What has been delivered so far, for the crash checkpoints of a long reply. */
-  async progress(turn: Turn, call: SpeechCall): Promise<Metered> {
-    return this.#metered(turn, call);
+  /**
+   * What has been delivered so far, for the crash checkpoints of a long reply: the seconds counted so far,
+   * the text by `quickPromptTokens` until the tokenizer has counted it. Counters only: asked every second.
+   */
+  progress(turn: Turn, call: SpeechCall): Metered {
+    const inputTokens = call.inputTokens ?? Math.min(quickPromptTokens([{ content: textOf(call.request) }]), turn.worstCase.inputTokens);
+    return this.#delivered(turn, inputTokens, call.audio?.seconds ?? 0);
   }
 
   #speak(turn: Turn, call: SpeechCall): EncodedAudio {
     const { input, voice, speed, format } = call.request;
     turn.deployment = 'embedded';
     turn.upstreamStatus = null;
-    return call.engine!.speak({ input, voice: voice!, speed, format });
+    return call.engine!.speak({ input, voice: voice!, speed, format, maxSeconds: call.boundSeconds });
   }
 
   /**
@@ -220,7 +233,7 @@ export class SpeechExecutor implements Executor<SpeechCall> {
       response.body.destroy();
       throw new UpstreamFailure('upstream_error', `The model server answered in ${String(header)}, which svc cannot convert to ${format}.`, 200);
     }
-    return transcodeAudio(response.body as AsyncIterable<Uint8Array>, sent ?? format, format);
+    return transcodeAudio(response.body as AsyncIterable<Uint8Array>, sent ?? format, format, { maxSeconds: call.boundSeconds });
   }
 
   async #relay(turn: Turn, call: SpeechCall, exchange: Exchange, audio: EncodedAudio): Promise<void> {
@@ -237,10 +250,15 @@ export class SpeechExecutor implements Executor<SpeechCall> {
       ...(turn.rate ? rateLimitHeaders(turn.rate) : {}),
     });
     turn.output = true;
+    let firstBytes = exchange.firstToken;
     try {
       for await (const bytes of audio.body as AsyncIterable<Buffer>) {
-        call.deliveredBytes += bytes.length;
-        if (!raw.write(bytes)) await drained(raw, turn.deadline);
+        const written = raw.write(bytes);
+        if (firstBytes) {
+          firstBytes();
+          firstBytes = undefined;
+        }
+        if (!written) await drained(raw, turn.deadline);
         if (exchange.signal.aborted) break;
         if (performance.now() > turn.deadline) throw new UpstreamFailure('upstream_timeout', 'The audio took longer than a turn may last.', 200);
       }
@@ -248,6 +266,7 @@ export class SpeechExecutor implements Executor<SpeechCall> {
       if (exchange.signal.aborted) throw error;
       // Too late for a JSON error: the body is cut short, and billed for what was delivered.
       turn.status = 'upstream_failed';
+      turn.failure = { code: classifyUpstreamError(error).code, stage: 'stream' };
       raw.destroy();
       return;
     }
@@ -255,24 +274,27 @@ export class SpeechExecutor implements Executor<SpeechCall> {
     raw.end();
   }
 
-  /** Text tokens in; seconds delivered out (at most what was reserved). */
+  /** Text tokens in; seconds delivered out (never more than was reserved: the audio is cut off there). */
   async #metered(turn: Turn, call: SpeechCall): Promise<Metered> {
     call.inputTokens ??= Math.min(new TokenEstimate(await tokenizer()).count(textOf(call.request)), turn.worstCase.inputTokens);
-    const audio = call.audio;
-    let seconds = audio?.seconds ?? 0;
-    if (audio?.measureError || (seconds === 0 && call.deliveredBytes > 0)) {
-      // The upstream's bytes went through but could not be decoded to count them: the reservation's ceiling
-      // (SECURITY: an outcome that cannot be counted is billed at the reservation).
-      seconds = call.boundSeconds;
-      turn.estimated = true;
-    }
-    seconds = Math.round(seconds * 1000) / 1000;
+    return this.#delivered(turn, call.inputTokens, call.audio?.seconds ?? 0);
+  }
+
+  #delivered(turn: Turn, inputTokens: number, seconds: number): Metered {
+    const quantity = Math.round(seconds * 1000) / 1000;
     return {
-      inputTokens: call.inputTokens,
-      outputTokens: Math.min(audioOutputTokens(this.#tokensPerSecond, seconds), turn.worstCase.outputTokens),
-      unit: { kind: 'audio_second', quantity: seconds },
+      inputTokens,
+      outputTokens: Math.min(audioOutputTokens(this.#tokensPerSecond, quantity), turn.worstCase.outputTokens),
+      unit: { kind: 'audio_second', quantity },
     };
   }
+}
+
+/** Audio that is not the format it was said to be is never relayed: it cannot be counted, nor cut off. */
+function unreadable(error: UnreadableAudio, format: AudioFormat): UpstreamFailure {
+  return new UpstreamFailure('upstream_error', `The model server's audio is not ${format}: ${error.message}.`, 200, error, {
+    clientMessage: `The model server sent audio that is not readable as ${format} (${error.message}), so svc could not measure it and sent none of it. Nothing was billed.`,
+  });
 }
 
 function invalid(param: string, message: string): AppError {

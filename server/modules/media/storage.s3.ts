@@ -3,7 +3,7 @@
  * `<prefix><id>.<ext>`. Buffers go up with one PutObject; streams of unknown length through the SDK's
  * multipart `Upload` (a single PutObject when they turn out small), which aborts the multipart upload on
  * failure. Uploads orphaned by a crash are the bucket's job: an `AbortIncompleteMultipartUpload` lifecycle
- * rule (README).
+ * rule (docs/media.md).
  */
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';

@@ -100,8 +100,7 @@ async function tryDeployments<R extends { statusCode: number; headers: IncomingH
  * Classes rather than object literals closing over the request: once a literal's objects have outlived a
  * few scavenges (as every call does while its upstream takes its time), V8 may allocate that literal's
  * objects straight in the old generation, and a dead old object keeps what it points to alive until the next
- * full collection. With classes, S3 run right after S2's 200 ms requests was ~8 % faster
- * (test/bench/RESULTS.md, fifth pass).
+ * full collection. With classes, S3 run right after S2's 200 ms requests was ~8 % faster.
  */
 abstract class UpstreamCall<T> implements Dispatcher.DispatchHandler {
   protected readonly resolve: (value: T) => void;
@@ -147,10 +146,10 @@ abstract class UpstreamCall<T> implements Dispatcher.DispatchHandler {
   }
 }
 
-/** Sends the call's request through svc's own client for the origin; `call` reads the reply. */
+/** Sends the call's request through the origin's chat client (svc's own, or undici's: `gateway.upstreamClient`); `call` reads the reply. */
 function callUpstream<T>(deployment: Deployment, options: Dispatcher.RequestOptions, call: UpstreamCall<T>): void {
   const request = { path: options.path, method: options.method, headers: options.headers as Record<string, string>, body: options.body as string | Buffer };
-  deployment.http1.dispatch(request, call);
+  deployment.chat.dispatch(request, call);
 }
 
 /** A call answered at its status line, with its body to be relayed. */

@@ -1,23 +1,26 @@
 /**
  * Routing table of the gateway: product id → class, effective token rates, output cap and the ordered
  * deployments (upstream + upstream model name) to try. Models without deployments go to the quick-start
- * upstream (`SVC_UPSTREAM_URL`) under their product id. `auto` (and any `routesTo`) takes the deployments
+ * upstream (`SVC_UPSTREAM_URL`, or a local model server found at start) under their product id, unless it
+ * names them otherwise (`SVC_UPSTREAM_MODEL`, `DefaultUpstream.modelNames`). `auto` (and any `routesTo`) takes the deployments
  * of the model it routes to. Chat calls go through svc's own HTTP/1.1 client per origin (`http1-pool.ts`),
- * the media executors' calls through one undici Pool per origin (keep-alive, timeouts).
+ * the media executors' calls through one undici Pool per origin (keep-alive, timeouts); with
+ * `gateway.upstreamClient: undici`, chat calls take that Pool too (`undici-client.ts`).
  */
 import { Pool } from 'undici';
 import type { Config, ForwardFields } from '../../config/config.ts';
-import { discounted } from '../../config/money.ts';
+import { modelRates } from '../../metering/pricing.ts';
 import type { MeteredModel } from '../../metering/turn.ts';
 import { Http1Pool } from './http1-pool.ts';
+import { UndiciChatClient, type ChatClient } from './undici-client.ts';
 
 export interface Deployment {
   /** The configured label; what error bodies show as `debug.upstreamHost` (never the URL). */
   label: string;
   /** undici's pool for the origin: what the media executors call through. */
   pool: Pool;
-  /** svc's own HTTP/1.1 client for the origin (HTTP or HTTPS), which chat calls take (`http1-pool.ts`). */
-  http1: Http1Pool;
+  /** What chat calls to the origin take: svc's own HTTP/1.1 client (`http1-pool.ts`), or undici's pool above. */
+  chat: ChatClient;
   /** Path of the OpenAI-compatible API on that origin, e.g. `/v1` (endpoints append `/chat/completions`, …). */
   basePath: string;
   /** Model name sent upstream. */
@@ -50,6 +53,8 @@ export function forwards(filter: FieldFilter, field: string): boolean {
 /** A product model as the gateway routes it: how it is billed, its output cap and where it runs. */
 export interface RoutedModel extends MeteredModel {
   maxOutputTokens: number;
+  /** An embedding model (config `kind: embedding`): only `/v1/embeddings` serves it. */
+  embedding: boolean;
   deployments: readonly Deployment[];
   /** The deployments are the quick-start upstream (`SVC_UPSTREAM_URL`), not ones configured for this model. */
   quickStart: boolean;
@@ -64,17 +69,16 @@ export interface RegistryOptions {
 
 export class ModelRegistry {
   readonly #models = new Map<string, RoutedModel>();
-  /** Per origin: undici's pool and svc's own client. */
-  readonly #pools = new Map<string, Pick<Deployment, 'pool' | 'http1'>>();
+  /** Per origin: undici's pool and the chat client. */
+  readonly #pools = new Map<string, Pick<Deployment, 'pool' | 'chat'>>();
 
   constructor(config: Config, options: RegistryOptions = {}) {
     const connections = options.connectionsPerUpstream ? options.connectionsPerUpstream : null;
-    const poolsFor = (origin: string, timeoutMs: number): Pick<Deployment, 'pool' | 'http1'> => {
+    const poolsFor = (origin: string, timeoutMs: number): Pick<Deployment, 'pool' | 'chat'> => {
       let pools = this.#pools.get(origin);
       if (!pools) {
         const connectTimeoutMs = Math.min(10_000, timeoutMs);
-        pools = {
-          pool: new Pool(origin, {
+        const pool = new Pool(origin, {
             connections,
             pipelining: 1,
             keepAliveTimeout: 30_000,
@@ -82,9 +86,12 @@ export class ModelRegistry {
             connect: { timeout: connectTimeoutMs },
             headersTimeout: timeoutMs,
             bodyTimeout: timeoutMs,
-          }),
-          http1: new Http1Pool(origin, { connections, keepAliveTimeoutMs: 30_000, keepAliveMaxTimeoutMs: 300_000, connectTimeoutMs, headersTimeoutMs: timeoutMs, bodyTimeoutMs: timeoutMs }),
-        };
+          });
+        const chat =
+          config.gateway.upstreamClient === 'undici'
+            ? new UndiciChatClient(pool)
+            : new Http1Pool(origin, { connections, keepAliveTimeoutMs: 30_000, keepAliveMaxTimeoutMs: 300_000, connectTimeoutMs, headersTimeoutMs: timeoutMs, bodyTimeoutMs: timeoutMs });
+        pools = { pool, chat };
         this.#pools.set(origin, pools);
       }
       return pools;
@@ -117,7 +124,7 @@ export class ModelRegistry {
           label: 'default',
           ...poolsFor(url.origin, timeoutMs),
           basePath: url.pathname.replace(/\/+$/, ''),
-          model: id,
+          model: fallback.modelNames[id] ?? id,
           authorization: fallback.apiKey ? `Bearer ${fallback.apiKey}` : undefined,
           timeoutMs,
           forward: defaultForward,
@@ -132,17 +139,13 @@ export class ModelRegistry {
         if (seen.has(resolvedId)) throw new Error(`models.${id}.routesTo forms a cycle`);
         seen.add(resolvedId);
       }
-      const discount = config.promotion[model.tier];
       this.#models.set(id, {
         id,
         resolvedId,
         class: model.tier,
-        rates: {
-          class: model.tier,
-          inputPerMillion: discounted(model.inputPrice, discount),
-          outputPerMillion: discounted(model.outputPrice, discount),
-        },
+        rates: modelRates(config, id)!,
         maxOutputTokens: model.maxOutputTokens,
+        embedding: config.models[resolvedId]!.kind === 'embedding',
         deployments: deploymentsOf(resolvedId),
         quickStart: config.models[resolvedId]!.deployments.length === 0 && config.defaultUpstream !== null,
         modelJson: `"model":${JSON.stringify(resolvedId)}`,
@@ -155,6 +158,6 @@ export class ModelRegistry {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.#pools.values()].flatMap(({ pool, http1 }) => [pool.close(), http1.close()]));
+    await Promise.allSettled([...this.#pools.values()].flatMap(({ pool, chat }) => [pool.close(), chat.close()]));
   }
 }

@@ -11,12 +11,20 @@ export interface TokenPrice {
   effective: Money;
 }
 
+/** What a model produces, by the executor that serves it: chat (text), search (svc.search.v1), image, speech, music or embedding. */
+export type ModelKind = 'chat' | 'search' | 'image' | 'speech' | 'music' | 'embedding';
+
 export interface ProductModel {
   id: string;
+  /** What people read: config `name`, else the id. */
+  name: string;
+  kind: ModelKind;
   class: ModelClass;
   tierLabel: string;
   intendedUse: string;
   maxOutputTokens: number;
+  /** The context window in tokens (prompt + output), as the model's upstream serves it. */
+  contextLength: number;
   /** For `auto`: the model requests are routed to. */
   routesTo: string | null;
   /** Prices per 1,000,000 tokens. */
@@ -30,8 +38,12 @@ export class ModelCatalogue {
   readonly #byId: Map<string, ProductModel>;
   readonly #config: Config;
 
-  constructor(config: Config) {
+  readonly #kinds: Readonly<Record<string, ModelKind>>;
+
+  /** `kinds`: the product ids a non-chat executor serves (the composition root knows which); the rest are chat. */
+  constructor(config: Config, kinds: Readonly<Record<string, ModelKind>> = {}) {
     this.#config = config;
+    this.#kinds = kinds;
     this.models = Object.entries(config.models).map(([id, model]) => this.#view(id, model));
     this.#byId = new Map(this.models.map((model) => [model.id, model]));
   }
@@ -54,12 +66,16 @@ export class ModelCatalogue {
     const { currency, promotion } = this.#config;
     const discount = promotion[model.tier];
     const price = (list: Micros): TokenPrice => ({ list: money(list, currency), effective: money(discounted(list, discount), currency) });
+    const routed = model.routesTo ?? id;
     return {
       id,
+      name: model.name ?? id,
+      kind: this.#kinds[routed] ?? (model.kind === 'embedding' ? 'embedding' : 'chat'),
       class: model.tier,
       tierLabel: tierLabels[model.tier],
       intendedUse: model.intendedUse,
       maxOutputTokens: model.maxOutputTokens,
+      contextLength: model.contextLength,
       routesTo: model.routesTo ?? null,
       price: { perTokens: 1_000_000, discount: discount / 10_000, input: price(model.inputPrice), output: price(model.outputPrice) },
     };

@@ -33,7 +33,7 @@ export class UpstreamStream {
     this.#controller = controller;
     this.statusCode = statusCode;
     // Only an error reply's headers are read (`retry-after`). A 200's are let go: its body is relayed for seconds,
-    // and the header object and its strings would be promoted with it (test/bench/RESULTS.md, twenty-second pass).
+    // and the header object and its strings would be promoted with it, costing every scavenge while it lives.
     this.headers = statusCode === 200 ? NO_HEADERS : headers;
   }
 

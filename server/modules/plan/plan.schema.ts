@@ -1,4 +1,4 @@
-import { builder } from '../../graphql/builder.ts';
+import { builder } from '../../graphql-core/builder.ts';
 import { ModelClassEnum, MoneyRef } from '../model/model.schema.ts';
 import type { Plan, PlanPackage, Pool } from './plan.service.ts';
 

@@ -14,11 +14,12 @@
 import { randomBytes } from 'node:crypto';
 import { AppError, bilingual } from '../../errors/app-error.ts';
 import { writeRawHead, type ClientSignal, type Exchange, type Executor, type TurnPlan } from '../../metering/executor.ts';
-import { serverTiming, type Metered, type Turn } from '../../metering/turn.ts';
+import { costStamp } from '../../metering/pricing.ts';
+import { costHeaders, serverTiming, type Metered, type Turn } from '../../metering/turn.ts';
 import type { ChatBody, ChatMessage } from '../gateway/chat.validate.ts';
 import { TokenEstimate, tokenizer } from '../gateway/token-estimate.ts';
 import type { ModelRegistry, RoutedModel } from '../model/model.registry.ts';
-import { rateLimitHeaders } from '../rate-limit/rate-limit.service.ts';
+import { rateLimitHeaders } from '../../rate-limit/rate-limit.service.ts';
 import type { SvcSearchV1 } from './search.output.ts';
 import { SearchProviderError } from './search.provider.ts';
 import type { PreparedSearch, SearchService } from './search.service.ts';
@@ -41,6 +42,14 @@ export interface SearchCall {
   outputBudget: number;
   /** The answer as returned (compact JSON, fitted to the budget), once there is one: what `measure` counts. */
   json: string | null;
+  /** Only results from these domains (or not from these), before the answer is fitted and billed. */
+  domains: DomainFilter | null;
+}
+
+/** Domains a hosted search keeps or drops (a domain matches itself and its subdomains). */
+export interface DomainFilter {
+  allowed: readonly string[];
+  blocked: readonly string[];
 }
 
 export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
@@ -55,6 +64,11 @@ export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
 
   get provider(): string {
     return this.#search.provider;
+  }
+
+  /** False when the catalogue has no svc-2.1-search, the model searches are billed as: hosted search is off. */
+  get enabled(): boolean {
+    return this.#model !== null;
   }
 
   /**
@@ -83,6 +97,16 @@ export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
     return this.#plan(prepared, { kind: 'chat', stream, includeUsage: stream && body.stream_options?.include_usage === true });
   }
 
+  /**
+   * Plans a search a model asked for inside a chat turn (the hosted `web_search` of the Responses and Messages
+   * APIs): the answer is returned, and only results `domains` lets through are kept and billed.
+   */
+  planHosted(query: unknown, domains: DomainFilter | null): TurnPlan<SearchCall, SvcSearchV1> {
+    const planned = this.#plan(this.#prepare(query, undefined, ''), { kind: 'return' });
+    planned.call.domains = domains;
+    return planned;
+  }
+
   #prepare(query: unknown, maxResults: unknown, paramPrefix: string, queryParam?: string): PreparedSearch {
     try {
       return this.#search.prepare(query, maxResults);
@@ -90,7 +114,10 @@ export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
       if (!(error instanceof AppError)) throw error;
       const field = error.options.param;
       const param = field === 'query' && queryParam ? queryParam : `${paramPrefix}${field}`;
-      const message = queryParam && field === 'query' ? error.message.replace(/^query/, 'The search query (the last user message)') : paramPrefix ? `${paramPrefix}${error.message}` : error.message;
+      const message =
+        queryParam && field === 'query'
+          ? { en: error.message.replace(/^query/, 'The search query (the last user message)'), zh: error.messageZh.replace(/^query/, '搜索查询（最后一条用户消息）') }
+          : { en: `${paramPrefix}${error.message}`, zh: `${paramPrefix}${error.messageZh}` };
       throw new AppError('invalid_request', message, { param });
     }
   }
@@ -112,7 +139,7 @@ export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
       stream: false,
       // A token is at least one byte.
       worstCase: { inputTokens: Buffer.byteLength(prepared.query), outputTokens: outputBudget },
-      call: { model: this.#model, prepared, frame, outputBudget, json: null },
+      call: { model: this.#model, prepared, frame, outputBudget, json: null, domains: null },
     };
   }
 
@@ -137,6 +164,7 @@ export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
     }
     const upstreamMs = performance.now() - turn.upstreamFrom;
     turn.deployment = this.#search.provider;
+    if (call.domains) result.results = result.results.filter((item) => domainAllowed(item.domain, call.domains!));
     const count = await tokenizer();
     call.json = fitToBudget(result, call.outputBudget, (text) => new TokenEstimate(count).count(text));
     const reply = exchange.reply;
@@ -172,7 +200,8 @@ export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
       `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices, ...extra })}\n\n`;
     let text = chunk([{ index: 0, delta: { role: 'assistant', content: json, annotations }, logprobs: null, finish_reason: null }]);
     text += chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]);
-    if (includeUsage) text += chunk([], { usage });
+    // A stream's usage chunk says what svc billed, as `x-svc-cost` does on a whole reply.
+    if (includeUsage) text += chunk([], { usage: { ...usage, cost: costStamp(turn) } });
     text += 'data: [DONE]\n\n';
     writeRawHead(reply, 200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
     reply.raw.end(text);
@@ -197,6 +226,7 @@ function replyHeaders(turn: Turn, upstreamMs: number): Record<string, string> {
     'x-request-id': turn.traceId,
     'server-timing': serverTiming(turn, upstreamMs),
     ...(turn.rate ? rateLimitHeaders(turn.rate) : {}),
+    ...costHeaders(turn),
   };
 }
 
@@ -226,6 +256,13 @@ export function fitToBudget(result: SvcSearchV1, budget: number, count: (text: s
     json = JSON.stringify(result);
   }
   return json;
+}
+
+/** Whether a result's domain passes the filter: listed (or a subdomain of one listed) when `allowed` is set, never when blocked. */
+export function domainAllowed(domain: string, filter: DomainFilter): boolean {
+  const matches = (listed: string) => domain === listed || domain.endsWith(`.${listed}`);
+  if (filter.allowed.length > 0 && !filter.allowed.some(matches)) return false;
+  return !filter.blocked.some(matches);
 }
 
 function droppedWarning(dropped: number, budget: number): string {

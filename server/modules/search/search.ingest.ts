@@ -4,6 +4,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
+import { SafeFetchFailed, SafeFetchRefused, safeFetch } from '../../infra/safe-fetch.ts';
 import { extractDocument, formatOfContentType, formatOfPath, type DocumentFormat } from './search.extract.ts';
 import type { DocumentInput, SearchDocuments, UpsertOutcome } from './search.documents.ts';
 
@@ -14,6 +15,10 @@ export interface IngestOptions {
   timeoutMs: number;
   /** Largest file or page read. */
   maxBytes: number;
+  /** Hosts fetched over plain http (`search.ingest.allowHttpHosts`); every other URL must be https. */
+  allowHttpHosts?: readonly string[];
+  /** Hosts that may resolve to loopback or private addresses (`search.ingest.allowPrivateHosts`). */
+  allowPrivateHosts?: readonly string[];
 }
 
 export const defaultIngestOptions: IngestOptions = { timeoutMs: 15_000, maxBytes: 10 * 1024 * 1024 };
@@ -200,50 +205,55 @@ function absolute(url: string, base: string | undefined, what: string): string {
 }
 
 async function fetchPage(url: URL, options: IngestOptions): Promise<{ text: string; format: DocumentFormat }> {
-  const signal = AbortSignal.timeout(options.timeoutMs);
+  let format: DocumentFormat | null = null;
+  let contentType: string | null = null;
   try {
-    const response = await fetch(url, {
+    const page = await safeFetch(url, {
+      timeoutMs: options.timeoutMs,
+      maxBytes: options.maxBytes,
+      allowHttpHosts: options.allowHttpHosts,
+      allowPrivateHosts: options.allowPrivateHosts,
       headers: { accept: 'text/html, application/xhtml+xml, text/markdown, text/plain;q=0.9', 'user-agent': 'svc-search-ingest' },
-      redirect: 'follow',
-      signal,
+      onHead: (head) => {
+        if (head.status < 200 || head.status > 299) throw new IngestError(`the server answered HTTP ${head.status}`);
+        contentType = headerText(head.headers['content-type']);
+        format = formatOfContentType(contentType) ?? (contentType ? null : formatOfPath(head.url.pathname));
+        if (!format) throw new IngestError(`unsupported content type ${contentType?.split(';')[0] ?? '(none)'}: only HTML, Markdown and plain text are ingested`);
+      },
     });
-    if (!response.ok) {
-      await response.body?.cancel().catch(() => undefined);
-      throw new IngestError(`the server answered HTTP ${response.status}`);
-    }
-    const contentType = response.headers.get('content-type');
-    const format = formatOfContentType(contentType) ?? (contentType ? null : formatOfPath(new URL(response.url || url.href).pathname));
-    if (!format) {
-      await response.body?.cancel().catch(() => undefined);
-      throw new IngestError(`unsupported content type ${contentType?.split(';')[0] ?? '(none)'}: only HTML, Markdown and plain text are ingested`);
-    }
-    const declared = Number(response.headers.get('content-length'));
-    if (declared > options.maxBytes) {
-      await response.body?.cancel().catch(() => undefined);
-      throw new IngestError(`larger than ${formatBytes(options.maxBytes)} (${formatBytes(declared)})`);
-    }
-    const bytes = await readCapped(response, options.maxBytes);
-    return { text: decode(bytes, contentType), format };
+    return { text: decode(page.body, contentType), format: format! };
   } catch (error) {
-    if (error instanceof IngestError) throw error;
-    if (signal.aborted) throw new IngestError(`no complete answer within ${options.timeoutMs} ms`);
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    throw new IngestError(`could not fetch it: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
+    if (error instanceof SafeFetchRefused) throw new IngestError(refusal(error));
+    if (error instanceof SafeFetchFailed && error.kind === 'too_large') {
+      throw new IngestError(`larger than ${formatBytes(options.maxBytes)}${error.size === null ? '' : ` (${formatBytes(error.size)})`}`);
+    }
+    if (error instanceof SafeFetchFailed) throw new IngestError(error.message);
+    throw error;
   }
 }
 
-async function readCapped(response: Response, maxBytes: number): Promise<Buffer> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of response.body ?? []) {
-    size += chunk.byteLength;
-    if (size > maxBytes) {
-      await response.body?.cancel().catch(() => undefined);
-      throw new IngestError(`larger than ${formatBytes(maxBytes)}`);
+/** A refusal as the CLI prints it: the rule it broke, and the config key that governs it. */
+function refusal(error: SafeFetchRefused): string {
+  switch (error.rule) {
+    case 'https':
+      return `refused (https rule): ${error.message}${error.url.startsWith('http:') ? ' (not in search.ingest.allowHttpHosts)' : ''}`;
+    case 'address': {
+      const hint = !error.blocked?.exemptable
+        ? 'never fetched'
+        : error.blocked.hostListed
+          ? 'its host is in search.ingest.allowPrivateHosts, but an unlisted host redirected to it'
+          : 'allowed only for hosts in search.ingest.allowPrivateHosts';
+      return `refused (address rule): ${error.message} (${hint})`;
     }
-    chunks.push(chunk);
+    case 'redirects':
+      return `refused (redirect rule): ${error.message}`;
+    case 'url':
+      return `refused (URL rule): ${error.message}`;
   }
-  return Buffer.concat(chunks);
+}
+
+function headerText(value: string | string[] | undefined): string | null {
+  return (Array.isArray(value) ? value[0] : value) ?? null;
 }
 
 function decode(bytes: Buffer, contentType: string | null): string {

@@ -41,7 +41,9 @@ export const svcSearchV1Path = '/v1/schemas/svc.search.v1.json';
 
 /**
  * JSON Schema (draft 2020-12) of `SvcSearchV1`. Written without `$defs` and 2020-only keywords so that
- * clients whose validators default to draft-07 (MCP SDKs checking `outputSchema`) read it the same way.
+ * clients whose validators default to draft-07 (MCP SDKs checking `outputSchema`) read it the same way, and
+ * with one `type` per schema (a nullable field is `anyOf` a type and `null`): clients that turn tool schemas
+ * into their own strict subset warn on, or drop, `type: [..., "null"]`.
  */
 export const svcSearchV1Schema = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
@@ -70,7 +72,7 @@ export const svcSearchV1Schema = {
           domain: { type: 'string', minLength: 1, description: 'Host of the URL without a leading www.' },
           snippet: { type: 'string', description: 'Plain-text excerpt (no HTML).' },
           content: { type: 'string', description: 'Longer plain-text extract, when the provider has one.' },
-          publishedAt: { type: ['string', 'null'], format: 'date-time', description: 'ISO 8601 publication date, or null.' },
+          publishedAt: { anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }], description: 'ISO 8601 publication date, or null.' },
           score: { type: 'number', minimum: 0, maximum: 1, description: 'Relevance within this answer, 0–1.' },
           engine: { type: 'string', minLength: 1, description: 'The engine that found the result.' },
         },

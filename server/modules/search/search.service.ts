@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Config, SearchProviderName } from '../../config/config.ts';
 import type { Database } from '../../db/orm.ts';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, bilingual } from '../../errors/app-error.ts';
 import type { RedisLayer } from '../../infra/redis.ts';
 import { searchCacheFor, type SearchCache } from './search.cache.ts';
 import { normalise } from './search.normalise.ts';
@@ -31,13 +31,12 @@ export interface SearchOutcome {
   cacheHit: boolean;
 }
 
-/** A validated request: what `search` will send, and what it had to change. */
+/** A validated request: what `search` will send. */
 export interface PreparedSearch {
   /** Whitespace collapsed to single spaces, trimmed; 1–400 characters. */
   query: string;
+  /** 1 to `search.maxResults`; that maximum when the client named none. */
   maxResults: number;
-  /** E.g. maxResults lowered to the configured limit; they end up in the answer's `warnings`. */
-  warnings: string[];
 }
 
 export class SearchService {
@@ -62,30 +61,40 @@ export class SearchService {
   /**
    * Checks a query as a client sent it. Throws `AppError('invalid_request')` naming `query` or
    * `maxResults`. Tabs and line breaks count as spaces (a chat message may be the query); other control
-   * characters are refused.
+   * characters are refused. A `maxResults` above the configured maximum is refused too, not lowered: the
+   * client asked for something this server does not give, and should hear so.
    */
   prepare(query: unknown, maxResults?: unknown): PreparedSearch {
-    if (typeof query !== 'string') throw new AppError('invalid_request', 'query must be a string.', { param: 'query' });
+    if (typeof query !== 'string') throw new AppError('invalid_request', bilingual('query must be a string.', 'query 必须是字符串。'), { param: 'query' });
     // eslint-disable-next-line no-control-regex
     if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/.test(query)) {
-      throw new AppError('invalid_request', 'query must not contain control characters.', { param: 'query' });
+      throw new AppError('invalid_request', bilingual('query must not contain control characters.', 'query 不得包含控制字符。'), { param: 'query' });
     }
     const text = query.replace(/\s+/g, ' ').trim();
-    if (!text) throw new AppError('invalid_request', 'query must not be empty.', { param: 'query' });
+    if (!text) throw new AppError('invalid_request', bilingual('query must not be empty.', 'query 不得为空。'), { param: 'query' });
     const length = [...text].length;
     if (length > maxQueryChars) {
-      throw new AppError('invalid_request', `query is ${length} characters long; at most ${maxQueryChars} are allowed.`, { param: 'query' });
+      throw new AppError('invalid_request', bilingual('query is {length} characters long; at most {max} are allowed.', 'query 长 {length} 个字符，最多允许 {max} 个。', { length, max: maxQueryChars }), {
+        param: 'query',
+      });
     }
-    const warnings: string[] = [];
-    let count = this.#maxResults;
-    if (maxResults !== undefined && maxResults !== null) {
-      if (typeof maxResults !== 'number' || !Number.isInteger(maxResults) || maxResults < 1) {
-        throw new AppError('invalid_request', `maxResults must be a whole number from 1 to ${this.#maxResults}.`, { param: 'maxResults' });
-      }
-      count = Math.min(maxResults, this.#maxResults);
-      if (maxResults > this.#maxResults) warnings.push(`maxResults ${maxResults} is above this server's limit; at most ${this.#maxResults} results are returned.`);
+    if (maxResults === undefined || maxResults === null) return { query: text, maxResults: this.#maxResults };
+    if (typeof maxResults !== 'number' || !Number.isInteger(maxResults) || maxResults < 1) {
+      throw new AppError('invalid_request', bilingual('maxResults must be a whole number from 1 to {max}.', 'maxResults 必须是 1 到 {max} 之间的整数。', { max: this.#maxResults }), {
+        param: 'maxResults',
+      });
     }
-    return { query: text, maxResults: count, warnings };
+    if (maxResults > this.#maxResults) {
+      throw new AppError(
+        'invalid_request',
+        bilingual('maxResults is {asked}, above this server\'s maximum of {max}; ask for at most {max} results.', 'maxResults 为 {asked}，超过本服务器的上限 {max}；最多可请求 {max} 条结果。', {
+          asked: maxResults,
+          max: this.#maxResults,
+        }),
+        { param: 'maxResults' },
+      );
+    }
+    return { query: text, maxResults };
   }
 
   async search(query: string, options: SearchOptions = {}): Promise<SearchOutcome> {
@@ -102,9 +111,8 @@ export class SearchService {
       result = normalise(raw, { id: searchId(), query: prepared.query, provider: this.#provider.name, maxResults: prepared.maxResults, latencyMs: 0 });
       if (key) await this.#cache.set(key, JSON.stringify(result), this.#cacheSeconds).catch((error: unknown) => this.#onCacheError(error));
     }
-    // Every answer is its own: a fresh id and this call's latency, the request's own warnings first.
+    // Every answer is its own: a fresh id and this call's latency.
     result.id = searchId();
-    result.warnings = [...prepared.warnings, ...result.warnings];
     result.latencyMs = Math.round(performance.now() - started);
     return { result, cacheHit: cached !== null };
   }

@@ -1,17 +1,15 @@
 /** Sessions of the signed-in member (web sessions and device-login tokens): list and revoke (authz `session:manage`). */
 import type { FastifyInstance } from 'fastify';
-import { authenticateRequest, signedIn } from '../../http/web-session.ts';
+import { route } from '../../http/route-access.ts';
 
 export async function sessionRoutes(app: FastifyInstance): Promise<void> {
   const { services } = app;
 
-  app.get('/api/membership/auth/sessions', async (request) => {
-    const principal = signedIn(await authenticateRequest(request, services));
-    return { ok: true, sessions: await services.sessions.list(principal) };
+  app.get('/api/membership/auth/sessions', route({ auth: 'signed-in', cache: 'no-store' }), async (request) => {
+    return { ok: true, sessions: await services.sessions.list(request.principal) };
   });
 
-  app.delete<{ Params: { id: string } }>('/api/membership/auth/sessions/:id', async (request) => {
-    const principal = signedIn(await authenticateRequest(request, services));
-    return { ok: true, session: await services.sessions.revoke(principal, request.params.id) };
+  app.delete<{ Params: { id: string } }>('/api/membership/auth/sessions/:id', route({ auth: 'signed-in' }), async (request) => {
+    return { ok: true, session: await services.sessions.revoke(request.principal, request.params.id) };
   });
 }

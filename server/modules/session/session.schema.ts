@@ -1,4 +1,4 @@
-import { builder } from '../../graphql/builder.ts';
+import { builder } from '../../graphql-core/builder.ts';
 import type { SessionView } from './session.service.ts';
 
 const SessionKindEnum = builder.enumType('SessionKind', {
@@ -6,15 +6,16 @@ const SessionKindEnum = builder.enumType('SessionKind', {
   values: {
     web: { value: 'web', description: 'A browser, by the svc_membership_session cookie.' },
     device: { value: 'device', description: 'A bearer session token from device login (CLI, scripts).' },
+    mcp: { value: 'mcp', description: 'An MCP client signed in by OAuth: its tokens work only on the MCP endpoints (/v1/mcp).' },
   } as const,
 });
 
 export const SessionRef = builder.objectRef<SessionView>('Session').implement({
-  description: 'A signed-in browser or a device-login token of your account.',
+  description: 'A signed-in browser, a device-login token or an MCP client (OAuth) of your account.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'Session id (not the secret).' }),
-    kind: t.expose('kind', { type: SessionKindEnum, description: 'web or device.' }),
-    clientName: t.exposeString('clientName', { nullable: true, description: 'For device logins: the client that asked.' }),
+    kind: t.expose('kind', { type: SessionKindEnum, description: 'web, device or mcp.' }),
+    clientName: t.exposeString('clientName', { nullable: true, description: 'For device logins and MCP clients: the client that asked, as it named itself.' }),
     userAgent: t.exposeString('userAgent', { nullable: true, description: 'Browser or client user agent at sign-in.' }),
     ip: t.exposeString('ip', { nullable: true, description: 'Address at sign-in.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Sign-in time.' }),

@@ -1,23 +1,25 @@
 /**
  * Sessions: the web session behind the `svc_membership_session` cookie and the bearer session tokens handed
- * out by device login. Members list them and revoke any; sign-out and revocation take effect on every
- * instance at once (`IdentityService.invalidate`).
+ * out by device login, plus the OAuth grants of MCP clients (kept by the OAuth module, shown here as kind
+ * `mcp`). Members list them and revoke any; sign-out and revocation take effect on every instance at once
+ * (`IdentityService.invalidate`).
  */
 import type { Config } from '../../config/config.ts';
 import type { Database, Em } from '../../db/orm.ts';
 import { AppError, bilingual } from '../../errors/app-error.ts';
-import type { Principal } from '../identity/principal.ts';
+import type { Principal } from '../../authz/principal.ts';
+import type { ClientInfo } from '../../http/client-info.ts';
 import * as authz from '../../authz/authz.ts';
 import { newToken, sha256Hex, tokenPrefixes } from '../identity/credential-token.ts';
 import type { IdentityService } from '../identity/identity.service.ts';
 import { Session, type ISession, type SessionKind } from './session.entity.ts';
 import { isUuid } from '../../db/ids.ts';
 import { entityManager } from '../../db/unit-of-work.ts';
-import type { Locale } from '../../i18n/locale.ts';
 
 export interface SessionView {
   id: string;
-  kind: SessionKind;
+  /** `mcp`: an MCP client's OAuth grant (its access and refresh tokens). */
+  kind: SessionKind | 'mcp';
   clientName: string | null;
   userAgent: string | null;
   ip: string | null;
@@ -28,13 +30,6 @@ export interface SessionView {
   current: boolean;
 }
 
-export interface ClientInfo {
-  ip?: string | null;
-  userAgent?: string | null;
-  /** The caller's language (cookie, else Accept-Language), for mail to an address with no account language. */
-  locale?: Locale;
-}
-
 export interface IssuedSession {
   /** The secret: goes into the cookie or to the device once, never stored. */
   token: string;
@@ -43,15 +38,27 @@ export interface IssuedSession {
 
 const day = 86_400_000;
 
+/** Sign-ins kept elsewhere that members see and end among their sessions: MCP clients' OAuth grants. */
+export interface GrantSessions {
+  listForAccount(accountId: string): Promise<SessionView[]>;
+  /** Ends the account's grant with this id; null when it has none (the id may be a session's). */
+  revoke(accountId: string, id: string): Promise<SessionView | null>;
+  revokeAllForAccount(accountId: string): Promise<number>;
+}
+
+const noGrants: GrantSessions = { listForAccount: async () => [], revoke: async () => null, revokeAllForAccount: async () => 0 };
+
 export class SessionService {
   readonly #config: Config;
   readonly #db: Database;
   readonly #identity: IdentityService;
+  readonly #grants: GrantSessions;
 
-  constructor(config: Config, db: Database, identity: IdentityService) {
+  constructor(config: Config, db: Database, identity: IdentityService, grants: GrantSessions = noGrants) {
     this.#config = config;
     this.#db = db;
     this.#identity = identity;
+    this.#grants = grants;
   }
 
   /**
@@ -95,7 +102,8 @@ export class SessionService {
       },
       { orderBy: { createdAt: 'desc' } },
     );
-    return rows.map((row) => this.#view(row, viewer));
+    const grants = await this.#grants.listForAccount(accountId);
+    return [...rows.map((row) => this.#view(row, viewer)), ...grants].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
   }
 
   /** Revokes one of the caller's sessions (any kind). */
@@ -104,6 +112,8 @@ export class SessionService {
     const em = entityManager(this.#db);
     const row = isUuid(sessionId) ? await em.findOne(Session, { id: sessionId, accountId: principal.accountId }) : null;
     if (!row) {
+      const grant = await this.#grants.revoke(principal.accountId, sessionId);
+      if (grant) return grant;
       const message = isUuid(sessionId)
         ? bilingual('No session {id} on your account.', '您的账户中没有会话 {id}。', { id: sessionId })
         : bilingual('That is not a session id.', '这不是会话 ID。');
@@ -117,7 +127,7 @@ export class SessionService {
     return this.#view(row, principal);
   }
 
-  /** Revokes every session of the caller except the current one ("sign out everywhere else"). */
+  /** Revokes every session of the caller except the current one ("sign out everywhere else"), MCP clients' grants included. */
   async revokeOthers(principal: authz.Actor): Promise<number> {
     authz.assert(principal, 'session:manage');
     const rows = await this.#db.orm.em.getConnection().execute<{ token_hash: string }[]>(
@@ -126,7 +136,7 @@ export class SessionService {
       [principal.accountId, principal.credential.id],
     );
     if (rows.length > 0) await this.#identity.invalidate({ tokenHashes: rows.map((row) => row.token_hash) });
-    return rows.length;
+    return rows.length + (await this.#grants.revokeAllForAccount(principal.accountId));
   }
 
   /** `svc logout`: a device-login session token revokes itself. An API key cannot sign out. */

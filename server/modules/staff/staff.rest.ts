@@ -7,8 +7,10 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError, bilingual } from '../../errors/app-error.ts';
 import { objectBody } from '../../http/body.ts';
-import { authenticateRequest, signedIn } from '../../http/web-session.ts';
-import type { AccountRole } from '../account/account.entity.ts';
+import { route } from '../../http/route-access.ts';
+import type { AccountRole } from '../../authz/principal.ts';
+import { serializeRecord } from '../usage/usage.rest.ts';
+import type { SearchHit } from './staff-search.service.ts';
 import { statsRanges, type StatsRange } from './stats.service.ts';
 
 type WithId = { Params: { id: string } };
@@ -17,73 +19,75 @@ export async function staffRoutes(app: FastifyInstance): Promise<void> {
   const { services } = app;
   const base = '/api/membership/staff';
 
-  app.get<{ Querystring: Record<string, string | undefined> }>(`${base}/accounts`, async (request, reply) => {
-    const principal = signedIn(await authenticateRequest(request, services));
+  app.get<{ Querystring: Record<string, string | undefined> }>(`${base}/accounts`, route({ auth: 'signed-in', cache: 'no-store' }), async (request) => {
     const { search, first, after } = request.query;
-    const page = await services.staff.searchAccounts(principal, { search, first: first === undefined ? null : Number(first), after: after ?? null });
-    reply.header('cache-control', 'no-store');
+    const page = await services.staff.searchAccounts(request.principal, { search, first: first === undefined ? null : Number(first), after: after ?? null });
     return { ok: true, accounts: page.nodes, nextCursor: page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null };
   });
 
   /** One account with its pools, live keys and sessions (the ledger is on GraphQL `account(id).usageHistory`). */
-  app.get<WithId>(`${base}/accounts/:id`, async (request, reply) => {
-    const principal = signedIn(await authenticateRequest(request, services));
-    const account = await services.staff.findAccount(principal, request.params.id);
+  app.get<WithId>(`${base}/accounts/:id`, route({ auth: 'signed-in', cache: 'no-store' }), async (request) => {
+    const account = await services.staff.findAccount(request.principal, request.params.id);
     if (!account) throw new AppError('not_found', bilingual('No account {id}.', '没有账户 {id}。', { id: request.params.id }), { param: 'id' });
     const [usage, apiKeys, sessions] = await Promise.all([
-      services.staff.accountUsage(principal, account),
-      services.staff.accountKeys(principal, account.id),
-      services.staff.accountSessions(principal, account.id),
+      services.staff.accountUsage(request.principal, account),
+      services.staff.accountKeys(request.principal, account.id),
+      services.staff.accountSessions(request.principal, account.id),
     ]);
-    reply.header('cache-control', 'no-store');
     return { ok: true, account: { ...account, usage, apiKeys, sessions } };
   });
 
-  app.get<{ Querystring: { range?: string } }>(`${base}/stats`, async (request, reply) => {
-    const principal = signedIn(await authenticateRequest(request, services));
+  /** The search box: accounts, organisations, keys, requests and orders by what was typed (same as GraphQL `staffSearch`). */
+  app.get<{ Querystring: { query?: string } }>(`${base}/search`, route({ auth: 'signed-in', cache: 'no-store' }), async (request) => {
+    const result = await services.staffSearch.search(request.principal, request.query.query ?? '');
+    return { ok: true, query: result.query, shape: result.shape, truncated: result.truncated, hits: result.hits.map(serializeHit) };
+  });
+
+  /** Any account's request by its mbr_ id (same as GraphQL `request`). */
+  app.get<WithId>(`${base}/requests/:id`, route({ auth: 'signed-in', cache: 'no-store' }), async (request) => {
+    const record = await services.staff.request(request.principal, request.params.id);
+    if (!record) throw new AppError('not_found', bilingual('No request {id}.', '没有请求 {id}。', { id: request.params.id }), { param: 'id' });
+    return { ok: true, request: serializeRecord(record) };
+  });
+
+  app.get<{ Querystring: { range?: string } }>(`${base}/stats`, route({ auth: 'signed-in', cache: 'no-store' }), async (request) => {
     const range = request.query.range ?? 'last_30_days';
     if (!Object.hasOwn(statsRanges, range)) {
       throw new AppError('invalid_request', bilingual('range must be one of {ranges}.', 'range 必须是 {ranges} 之一。', { ranges: Object.keys(statsRanges).join(', ') }), { param: 'range' });
     }
-    const [stats, reviewQueue] = await Promise.all([services.stats.stats(principal, range as StatsRange), services.stats.reviewQueue(principal)]);
-    reply.header('cache-control', 'no-store');
+    const [stats, reviewQueue] = await Promise.all([services.stats.stats(request.principal, range as StatsRange), services.stats.reviewQueue(request.principal)]);
     return { ok: true, stats: { ...stats, reviewQueue } };
   });
 
-  app.post<WithId>(`${base}/accounts/:id/disable`, async (request) => {
-    const principal = signedIn(await authenticateRequest(request, services));
+  app.post<WithId>(`${base}/accounts/:id/disable`, route({ auth: 'signed-in' }), async (request) => {
     const body = objectBody(request);
-    return { ok: true, account: await services.staff.disableAccount(principal, request.params.id, { reason: text(body.reason), requestId: request.id }) };
+    return { ok: true, account: await services.staff.disableAccount(request.principal, request.params.id, { reason: text(body.reason), requestId: request.id }) };
   });
 
-  app.post<WithId>(`${base}/accounts/:id/enable`, async (request) => {
-    const principal = signedIn(await authenticateRequest(request, services));
+  app.post<WithId>(`${base}/accounts/:id/enable`, route({ auth: 'signed-in' }), async (request) => {
     const body = objectBody(request);
-    return { ok: true, account: await services.staff.enableAccount(principal, request.params.id, { reason: optionalText(body.reason, 'reason'), requestId: request.id }) };
+    return { ok: true, account: await services.staff.enableAccount(request.principal, request.params.id, { reason: optionalText(body.reason, 'reason'), requestId: request.id }) };
   });
 
-  app.post<WithId>(`${base}/accounts/:id/sessions/end`, async (request) => {
-    const principal = signedIn(await authenticateRequest(request, services));
+  app.post<WithId>(`${base}/accounts/:id/sessions/end`, route({ auth: 'signed-in' }), async (request) => {
     const body = objectBody(request);
-    return { ok: true, endedSessions: await services.staff.endSessions(principal, request.params.id, { reason: text(body.reason), requestId: request.id }) };
+    return { ok: true, endedSessions: await services.staff.endSessions(request.principal, request.params.id, { reason: text(body.reason), requestId: request.id }) };
   });
 
-  app.post<WithId>(`${base}/accounts/:id/role`, async (request) => {
-    const principal = signedIn(await authenticateRequest(request, services));
+  app.post<WithId>(`${base}/accounts/:id/role`, route({ auth: 'signed-in' }), async (request) => {
     const body = objectBody(request);
     if (typeof body.role !== 'string') throw new AppError('invalid_request', bilingual('role is required: member, support or admin.', '请填写 role：member、support 或 admin。'), { param: 'role' });
-    const account = await services.staff.setAccountRole(principal, request.params.id, body.role as AccountRole, {
+    const account = await services.staff.setAccountRole(request.principal, request.params.id, body.role as AccountRole, {
       reason: optionalText(body.reason, 'reason'),
       requestId: request.id,
     });
     return { ok: true, account };
   });
 
-  app.post<WithId>(`${base}/accounts/:id/package`, async (request) => {
-    const principal = signedIn(await authenticateRequest(request, services));
+  app.post<WithId>(`${base}/accounts/:id/package`, route({ auth: 'signed-in' }), async (request) => {
     const body = objectBody(request);
     if (typeof body.packageId !== 'string' || body.packageId.length === 0) throw new AppError('invalid_request', bilingual('packageId is required.', 'packageId 为必填项。'), { param: 'packageId' });
-    const account = await services.staff.setAccountPackage(principal, request.params.id, body.packageId, {
+    const account = await services.staff.setAccountPackage(request.principal, request.params.id, body.packageId, {
       reason: text(body.reason),
       until: time(body.until, 'until'),
       requestId: request.id,
@@ -91,23 +95,24 @@ export async function staffRoutes(app: FastifyInstance): Promise<void> {
     return { ok: true, account };
   });
 
-  app.post<WithId>(`${base}/api-keys/:id/revoke`, async (request) => {
-    const principal = signedIn(await authenticateRequest(request, services));
+  app.post<WithId>(`${base}/api-keys/:id/revoke`, route({ auth: 'signed-in' }), async (request) => {
     const body = objectBody(request);
-    return { ok: true, key: await services.apiKeys.revoke(principal, request.params.id, { reason: optionalText(body.reason, 'reason'), requestId: request.id }) };
+    return { ok: true, key: await services.apiKeys.revoke(request.principal, request.params.id, { reason: optionalText(body.reason, 'reason'), requestId: request.id }) };
   });
 
-  app.get<{ Querystring: Record<string, string | undefined> }>(`${base}/audit-log`, async (request, reply) => {
-    const principal = signedIn(await authenticateRequest(request, services));
+  app.get<{ Querystring: Record<string, string | undefined> }>(`${base}/audit-log`, route({ auth: 'signed-in', cache: 'no-store' }), async (request) => {
     const { actorId, actorEmail, aboutAccountId, targetType, targetId, action, first, after } = request.query;
     const page = await services.audit.list(
-      principal,
+      request.principal,
       { actorId, actorEmail, aboutAccountId, targetType, targetId, action },
       { first: first === undefined ? null : Number(first), after: after ?? null },
     );
-    reply.header('cache-control', 'no-store');
     return { ok: true, entries: page.nodes, nextCursor: page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null };
   });
+}
+
+function serializeHit(hit: SearchHit) {
+  return { ...hit, request: hit.request ? serializeRecord(hit.request) : null };
 }
 
 /** A string the service checks itself (a required reason): anything else becomes "" so the service names the field. */

@@ -8,9 +8,9 @@
  * the service. Another module adds its part of an account the same way, in its own schema file:
  *
  *   builder.objectField(AccountRef, 'organisations', (t) => t.field({ type: [OrganisationRef],
- *     resolve: (account, _args, { principal, services }) => services.enterprise.organisationsOf(principal, account.id) }));
+ *     resolve: (account, _args, { principal, services }) => services.organisations.ofAccount(principal, account.id) }));
  */
-import { builder } from '../../graphql/builder.ts';
+import { builder } from '../../graphql-core/builder.ts';
 import { AccountRef, AccountRoleEnum } from '../account/account.schema.ts';
 import { ApiKeyRef } from '../api-key/api-key.schema.ts';
 import { AuditLogPageRef } from '../audit/audit.schema.ts';
@@ -18,7 +18,7 @@ import { AUDIT_DEFAULT_PAGE, AUDIT_MAX_PAGE } from '../audit/audit.service.ts';
 import type { AccountView } from '../account/account.service.ts';
 import { SessionRef } from '../session/session.schema.ts';
 import { HISTORY_DEFAULT_PAGE, HISTORY_MAX_PAGE } from '../usage/usage.history.ts';
-import { UsageHistoryRef, UsageRef } from '../usage/usage.schema.ts';
+import { UsageHistoryRef, UsageRecordRef, UsageRef } from '../usage/usage.schema.ts';
 import { ACCOUNTS_DEFAULT_PAGE, ACCOUNTS_MAX_PAGE, type AccountPage } from './staff.service.ts';
 
 const AccountPageInfoRef = builder.objectRef<AccountPage['pageInfo']>('AccountPageInfo').implement({
@@ -41,9 +41,10 @@ builder.queryField('accounts', (t) =>
   t.field({
     type: AccountPageRef,
     authScopes: { signedIn: true },
-    description: 'Staff: accounts, newest first — every one, the one with an id, or those whose email contains `search` (support and admin, from a web session).',
+    description:
+      'Staff: accounts, newest first — every one, the one with an id, or those whose email (or, after an @, whose domain) starts with `search` (support and admin, from a web session). `staffSearch` finds organisations, keys, requests and orders too.',
     args: {
-      search: t.arg.string({ description: 'An account id (exact match) or part of an email address (any case); empty for every account.' }),
+      search: t.arg.string({ description: 'An account id (exact match), the start of an email address (any case), @ and the start of a domain, or a domain (acme.com); empty for every account.' }),
       first: t.arg.int({ defaultValue: ACCOUNTS_DEFAULT_PAGE, description: `Page size, 1 to ${ACCOUNTS_MAX_PAGE}.` }),
       after: t.arg.string({ description: 'endCursor of the previous page.' }),
     },
@@ -59,6 +60,27 @@ builder.queryField('account', (t) =>
     description: 'Staff: one account, with its pools, ledger, keys, sessions and audit entries; null when there is no account with that id.',
     args: { id: t.arg.id({ required: true, description: 'Account id.' }) },
     resolve: (_root, args, { principal, services }) => services.staff.findAccount(principal, String(args.id)),
+  }),
+);
+
+builder.queryField('request', (t) =>
+  t.field({
+    type: UsageRecordRef,
+    nullable: true,
+    authScopes: { signedIn: true },
+    description:
+      "Staff: any account's request by the id its reply carried in x-request-id (svc's, or the x-svc-request-id the client sent); null when there is none (support and admin, from a web session).",
+    args: { requestId: t.arg.string({ required: true, description: 'mbr_… as the reply carried it.' }) },
+    resolve: (_root, args, { principal, services }) => services.staff.request(principal, args.requestId),
+  }),
+);
+
+builder.objectField(UsageRecordRef, 'payer', (t) =>
+  t.field({
+    type: AccountRef,
+    nullable: true,
+    description: 'Staff: the account (or organisation) whose pools the request was charged to.',
+    resolve: (record, _args, { principal, services }) => services.staff.payerOfRequest(principal, record),
   }),
 );
 

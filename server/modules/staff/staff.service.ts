@@ -12,19 +12,22 @@ import { LockMode } from '@mikro-orm/core';
 import type { Database, Em } from '../../db/orm.ts';
 import { isUuid } from '../../db/ids.ts';
 import { AppError, bilingual } from '../../errors/app-error.ts';
-import { isLocale } from '../../i18n/locale.ts';
 import * as authz from '../../authz/authz.ts';
-import { Account, accountRoles, type AccountKind, type AccountRole, type IAccount } from '../account/account.entity.ts';
+import { Account, type IAccount } from '../account/account.entity.ts';
+import { accountRoles, type AccountRole } from '../../authz/principal.ts';
 import { view, type AccountView } from '../account/account.service.ts';
 import type { ApiKeyService, ApiKeyView } from '../api-key/api-key.service.ts';
 import type { AuditLog, AuditPage } from '../audit/audit.service.ts';
 import { checkReason, optionalReason } from '../audit/reason.ts';
+import type { AuditAction } from '../audit/audit.vocabulary.ts';
+import { assertAudited } from '../audit/self-decision.ts';
 import type { IdentityService } from '../identity/identity.service.ts';
-import type { Payer } from '../identity/principal.ts';
+import type { Payer } from '../../authz/principal.ts';
 import type { PlanAssignments } from '../plan/plan-assignment.service.ts';
 import type { SessionService, SessionView } from '../session/session.service.ts';
-import type { HistoryPageArgs, UsageHistoryPage } from '../usage/usage.history.ts';
+import type { HistoryPageArgs, UsageHistoryPage, UsageRecord } from '../usage/usage.history.ts';
 import type { UsageReport, UsageService } from '../usage/usage.service.ts';
+import { accountColumns, accountView, accountsMatch, type AccountRow } from './account-match.ts';
 
 /** Every staff change carries the request it came from, for the audit log. */
 export interface StaffRequest {
@@ -37,7 +40,10 @@ export interface AccountPage {
 }
 
 export interface AccountSearch {
-  /** An account id (exact), or part of an email address (any case); empty or absent: every account. */
+  /**
+   * An account id (exact), the start of an email address (any case), `@` and the start of its domain, or
+   * a domain (`acme.com`: addresses starting so, and addresses at it); empty or absent: every account.
+   */
   search?: string | null;
   first?: number | null;
   after?: string | null;
@@ -54,22 +60,8 @@ export interface StaffDeps {
   usage: UsageService;
   apiKeys: ApiKeyService;
   sessions: SessionService;
-}
-
-interface AccountRow {
-  id: string;
-  created_us: string | number;
-  created_at: Date | string;
-  email: string;
-  display_name: string | null;
-  role: AccountRole;
-  plan_package: string;
-  plan_package_until: Date | string | null;
-  disabled_at: Date | string | null;
-  email_verified: boolean;
-  has_password: boolean;
-  locale: string | null;
-  kind: AccountKind;
+  /** The actor's role in a target organisation: staff never act on one they belong to. */
+  organisationRoles: authz.OrganisationRoleLookup;
 }
 
 export class StaffService {
@@ -80,6 +72,7 @@ export class StaffService {
   readonly #usage: UsageService;
   readonly #apiKeys: ApiKeyService;
   readonly #sessions: SessionService;
+  readonly #organisationRoles: authz.OrganisationRoleLookup;
 
   constructor(db: Database, deps: StaffDeps) {
     this.#db = db;
@@ -89,11 +82,13 @@ export class StaffService {
     this.#usage = deps.usage;
     this.#apiKeys = deps.apiKeys;
     this.#sessions = deps.sessions;
+    this.#organisationRoles = deps.organisationRoles;
   }
 
   /**
    * Accounts, newest first, keyset-paginated on (created_at, id): all of them, the one with an id, or those
-   * whose email contains the search text.
+   * whose email (or its domain, after an `@` or when the text reads as one) starts with the search text —
+   * index range scans (`account-match.ts`), so a search stays fast at a million accounts.
    */
   async searchAccounts(actor: authz.Actor, query: AccountSearch = {}): Promise<AccountPage> {
     authz.assert(actor, 'account:read');
@@ -109,8 +104,9 @@ export class StaffService {
       where.push('"id" = ?');
       params.push(search);
     } else if (search) {
-      where.push(`"email" like ? escape '!'`);
-      params.push(`%${search.replace(/[!%_]/g, (c) => `!${c}`)}%`);
+      const match = accountsMatch(search);
+      where.push(match.sql);
+      params.push(...match.params);
     }
     if (query.after) {
       const cursor = decodeAccountCursor(query.after);
@@ -118,15 +114,7 @@ export class StaffService {
       params.push(cursor.createdUs, cursor.id);
     }
     params.push(first + 1);
-    const rows = await this.#db.orm.em.getConnection().execute<AccountRow[]>(
-      `select "id", (extract(epoch from "created_at") * 1000000)::bigint as "created_us", "created_at", "email", "display_name", "role",
-              "plan_package", "plan_package_until", "disabled_at", "email_verified_at" is not null as "email_verified", "password_hash" is not null as "has_password", "locale", "kind"
-         from "account"
-        ${where.length > 0 ? `where ${where.join(' and ')}` : ''}
-        order by "created_at" desc, "id" desc limit ?`,
-      params,
-      'all',
-    );
+    const rows = await this.#db.orm.em.getConnection().execute<AccountRow[]>(accountListSql(where), params, 'all');
     const page = rows.slice(0, first);
     const last = page.at(-1);
     return {
@@ -137,9 +125,16 @@ export class StaffService {
 
   /** One account, or null when there is none with that id. */
   async findAccount(actor: authz.Actor, accountId: string): Promise<AccountView | null> {
+    return (await this.findAccounts(actor, [accountId]))[0]!;
+  }
+
+  /** Several accounts in one query (a page's applicants), in the order of the ids; null where there is none. */
+  async findAccounts(actor: authz.Actor, accountIds: readonly string[]): Promise<(AccountView | null)[]> {
     authz.assert(actor, 'account:read');
-    const account = isUuid(accountId) ? await this.#db.orm.em.fork().findOne(Account, { id: accountId }) : null;
-    return account ? view(account) : null;
+    const ids = [...new Set(accountIds.filter(isUuid))];
+    const accounts = ids.length > 0 ? await this.#db.orm.em.fork().find(Account, { id: { $in: ids } }) : [];
+    const byId = new Map(accounts.map((account) => [account.id, view(account)]));
+    return accountIds.map((id) => byId.get(id) ?? null);
   }
 
   /** An account's pools now: used, limit and reset per class and window. */
@@ -152,6 +147,17 @@ export class StaffService {
   accountHistory(actor: authz.Actor, account: AccountView, page: HistoryPageArgs): Promise<UsageHistoryPage> {
     authz.assert(actor, 'account:read');
     return this.#usage.history(payerOf(account), page);
+  }
+
+  /** Any account's request by the id its client saw (mbr_…); null when there is none. */
+  request(actor: authz.Actor, requestId: string): Promise<UsageRecord | null> {
+    authz.assert(actor, 'account:read');
+    return this.#usage.anyRequest(requestId);
+  }
+
+  /** The account a request's pools belonged to (staff reading a request). */
+  async payerOfRequest(actor: authz.Actor, record: UsageRecord): Promise<AccountView | null> {
+    return this.findAccount(actor, record.payerId);
   }
 
   /** An account's live personal API keys (prefix and last 4 only). */
@@ -180,7 +186,7 @@ export class StaffService {
   async disableAccount(actor: authz.Actor, accountId: string, options: StaffRequest & { reason: string }): Promise<AccountView> {
     authz.assert(actor, 'account:disable');
     const target = await this.#find(accountId);
-    authz.assert(actor, 'account:disable', resource(target));
+    await this.#assertOn(actor, 'account:disable', 'account:disable', target, options.requestId);
     const reason = checkReason(options.reason);
     const account = await this.#transaction(async (em) => {
       const row = await em.findOneOrFail(Account, { id: target.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -211,7 +217,7 @@ export class StaffService {
   async enableAccount(actor: authz.Actor, accountId: string, options: StaffRequest & { reason?: string | null } = {}): Promise<AccountView> {
     authz.assert(actor, 'account:disable');
     const target = await this.#find(accountId);
-    authz.assert(actor, 'account:disable', resource(target));
+    await this.#assertOn(actor, 'account:disable', 'account:enable', target, options.requestId);
     const reason = optionalReason(options.reason);
     const account = await this.#transaction(async (em) => {
       const row = await em.findOneOrFail(Account, { id: target.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -252,7 +258,7 @@ export class StaffService {
     authz.assert(actor, 'staff:set-role');
     if (!accountRoles.includes(role)) throw new AppError('invalid_request', bilingual('role must be one of {roles}.', 'role 必须是 {roles} 之一。', { roles: accountRoles.join(', ') }), { param: 'role' });
     const target = await this.#find(accountId);
-    authz.assert(actor, 'staff:set-role', resource(target));
+    await this.#assertOn(actor, 'staff:set-role', 'staff:set-role', target, options.requestId);
     const reason = optionalReason(options.reason);
     const account = await this.#transaction(async (em) => {
       const row = await em.findOneOrFail(Account, { id: target.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -276,6 +282,15 @@ export class StaffService {
     return this.#plans.assign(actor, accountId, packageId, options);
   }
 
+  /**
+   * The rule for `action` on this account, with the actor's role in it when it is an organisation; a
+   * refused decision on themselves (their account, their organisation) is audited as `<attempt>:denied`.
+   */
+  async #assertOn(actor: authz.Actor, action: 'account:disable' | 'staff:set-role', attempt: AuditAction, target: IAccount, requestId: string | null | undefined): Promise<void> {
+    const membership = actor && target.kind === 'organisation' ? await this.#organisationRoles.roleOf(actor.accountId, target.id) : null;
+    await assertAudited(this.#audit, { action: attempt, targetType: 'account', targetId: target.id, requestId }, actor, action, { ...resource(target), membership });
+  }
+
   async #find(accountId: string): Promise<IAccount> {
     const account = isUuid(accountId) ? await this.#db.orm.em.fork().findOne(Account, { id: accountId }) : null;
     if (!account) throw new AppError('not_found', isUuid(accountId) ? bilingual('No account {id}.', '没有账户 {id}。', { id: accountId }) : bilingual('That is not an account id.', '这不是账户 ID。'), { param: 'accountId' });
@@ -287,27 +302,17 @@ export class StaffService {
   }
 }
 
+/** The accounts list's query: `where` conditions, then the page size. Exported for the plan test. */
+export function accountListSql(where: string[]): string {
+  return `select ${accountColumns('"account"')}
+     from "account"
+    ${where.length > 0 ? `where ${where.join(' and ')}` : ''}
+    order by "created_at" desc, "id" desc limit ?`;
+}
+
 /** Staff look at an account as the payer of its own requests (an organisation's page passes its own payer). */
 function payerOf(account: AccountView): Payer {
   return { kind: account.kind === 'organisation' ? 'organisation' : 'account', id: account.id, package: account.planPackage };
-}
-
-function accountView(row: AccountRow): AccountView {
-  const date = (value: Date | string | null) => (value === null ? null : new Date(value));
-  return {
-    id: row.id,
-    email: row.email,
-    displayName: row.display_name,
-    role: row.role,
-    planPackage: row.plan_package,
-    planPackageUntil: date(row.plan_package_until),
-    disabledAt: date(row.disabled_at),
-    emailVerified: row.email_verified,
-    hasPassword: row.has_password,
-    createdAt: new Date(row.created_at),
-    locale: isLocale(row.locale) ? row.locale : null,
-    kind: row.kind ?? 'person',
-  };
 }
 
 function encodeAccountCursor(createdUs: string, id: string): string {
@@ -324,15 +329,20 @@ function resource(account: IAccount): authz.AccountResource {
   return { type: 'account', id: account.id, role: account.role };
 }
 
-/** Revokes every live session of an account inside `em`'s transaction; returns how many. */
+/** Revokes every live session of an account inside `em`'s transaction, MCP clients' OAuth grants included; returns how many. */
 async function revokeSessions(em: Em, accountId: string): Promise<number> {
-  const rows = await em
-    .getConnection()
-    .execute<{ id: string }[]>(
-      `update "session" set "revoked_at" = now(), "updated_at" = now() where "account_id" = ? and "revoked_at" is null returning "id"`,
-      [accountId],
-      'all',
-      em.getTransactionContext(),
-    );
-  return rows.length;
+  const connection = em.getConnection();
+  const rows = await connection.execute<{ id: string }[]>(
+    `update "session" set "revoked_at" = now(), "updated_at" = now() where "account_id" = ? and "revoked_at" is null returning "id"`,
+    [accountId],
+    'all',
+    em.getTransactionContext(),
+  );
+  const grants = await connection.execute<{ id: string }[]>(
+    `update "oauth_authorization" set "revoked_at" = now(), "updated_at" = now() where "account_id" = ? and "status" = 'exchanged' and "revoked_at" is null returning "id"`,
+    [accountId],
+    'all',
+    em.getTransactionContext(),
+  );
+  return rows.length + grants.length;
 }

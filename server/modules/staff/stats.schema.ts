@@ -1,5 +1,5 @@
 /** `stats(range)`: the staff dashboard's numbers (support and admin, from a web session). */
-import { builder } from '../../graphql/builder.ts';
+import { builder } from '../../graphql-core/builder.ts';
 import { MoneyRef } from '../model/model.schema.ts';
 import { UsageStatusEnum } from '../usage/usage.schema.ts';
 import { statsRanges, type ReviewQueueSummary, type Stats, type StatsDay, type StatsFigures, type StatsModel, type StatsRange, type StatsRevenue, type StatsStatus } from './stats.service.ts';
@@ -107,5 +107,15 @@ builder.queryField('stats', (t) =>
     description: 'Staff: the dashboard — requests, tokens, spend, errors and refunds by day and by model, revenue, and the review queue (support and admin, from a web session).',
     args: { range: t.arg({ type: StatsRangeEnum, defaultValue: 'last_30_days', description: 'How many days back.' }) },
     resolve: (_root, args, { principal, services }) => services.stats.stats(principal, args.range ?? 'last_30_days'),
+  }),
+);
+
+builder.queryField('reviewQueue', (t) =>
+  t.field({
+    type: ReviewQueueSummaryRef,
+    authScopes: { signedIn: true },
+    description:
+      "Staff: the enterprise review queue now — how many wait and since when. The admin app's navigation and dashboard keep it live by asking again on each `enterpriseApplicationChanged` (support and admin, from a web session).",
+    resolve: (_root, _args, { principal, services }) => services.stats.reviewQueue(principal),
   }),
 );

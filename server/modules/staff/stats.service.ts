@@ -1,13 +1,14 @@
 /**
  * The staff dashboard's numbers (`stats(range)`, DESIGN §8.2): requests, tokens in and out, spend, errors
- * and refunds per day and per model, read straight from the append-only usage ledger; revenue per day from
- * paid and refunded orders; and the enterprise review queue's length.
+ * and refunds per day and per model, read from the ledger's rollup of the whole service by day, model and
+ * status (`usage_rollup_model_day`, kept by the ledger's insert: Migration20261209010000_ledger_partitions),
+ * never from the ledger rows; revenue per day from paid and refunded orders; and the enterprise review
+ * queue's length.
  *
  * Days are calendar days in the configured `timezone`, cut exactly where the pools cut them (the day starts
- * come from `PoolWindows`), the last N of them with today included so far. The ledger query is one range
- * scan of `usage_ledger_stats_idx` (a covering index on `created_at`: see Migration20261123060000_stats)
- * that puts each row in its day with `width_bucket` over those day starts and groups by (day, model,
- * status); the few thousand groups that come back are folded into days, models and totals here.
+ * come from `PoolWindows`; the rollups cut days in the same zone), the last N of them with today included
+ * so far. 90 days are at most a few thousand rollup rows, read by one range of the rollup's key, and
+ * folded into days, models and totals here.
  */
 import type { Config } from '../../config/config.ts';
 import { formatMinor, money, type Money } from '../../config/money.ts';
@@ -105,19 +106,17 @@ const emptyQueue: ReviewQueueSource = {
 };
 
 /**
- * The ledger side of `stats`. Parameters: the day starts (a timestamptz[] literal, oldest first), the
- * currency, from, to. `day` is the 1-based day of the range. Grouping on `width_bucket` rather than on the
- * row's local date (`created_at at time zone …`) also costs no time-zone arithmetic per row, and the
- * planner, which cannot know how few days the rows fall in either way, still picks a hash aggregate
- * (a `::date` key made it sort every row to disk). Exported so the plan test can EXPLAIN exactly this text.
+ * The ledger side of `stats`, from the rollup. Parameters: the currency, the first and the last local date.
+ * `requests` counts every row; `cost_micros` only rows in the configured currency (the ledger's rows carry
+ * theirs). Exported so the plan test can EXPLAIN exactly this text.
  */
-export const LEDGER_STATS_SQL = `select width_bucket(created_at, ?::timestamptz[]) as day, model, status,
-       count(*) as requests,
-       coalesce(sum(input_tokens), 0) as input_tokens,
-       coalesce(sum(output_tokens), 0) as output_tokens,
+export const LEDGER_STATS_SQL = `select to_char(day, 'YYYY-MM-DD') as day, model, status,
+       sum(requests) as requests,
+       sum(input_tokens) as input_tokens,
+       sum(output_tokens) as output_tokens,
        coalesce(sum(cost_micros) filter (where currency = ?), 0) as cost_micros
-  from usage_ledger
- where created_at >= ? and created_at < ?
+  from usage_rollup_model_day
+ where day >= ?::date and day <= ?::date
  group by 1, 2, 3`;
 
 /** Paid and refunded orders in [from, to), by currency, kind and day of the range (as above). */
@@ -139,8 +138,8 @@ const hourMs = 3_600_000;
 const dayMs = 24 * hourMs;
 
 interface LedgerGroup {
-  /** 1-based day of the range. */
-  day: number;
+  /** The local date, YYYY-MM-DD. */
+  day: string;
   model: string;
   status: LedgerStatus;
   requests: string | number;
@@ -181,11 +180,12 @@ export class StatsService {
     const starts = dayStartsLiteral(calendar.map((day) => day.startsAt));
     const connection = this.#db.orm.em.getConnection();
     const [ledger, orders] = await Promise.all([
-      connection.execute<LedgerGroup[]>(LEDGER_STATS_SQL, [starts, this.#currency, from, to], 'all'),
+      connection.execute<LedgerGroup[]>(LEDGER_STATS_SQL, [this.#currency, calendar[0]!.date, calendar.at(-1)!.date], 'all'),
       connection.execute<RevenueGroup[]>(REVENUE_STATS_SQL, [starts, from, to, starts, from, to], 'all'),
     ]);
 
     const byDay = calendar.map((day) => ({ ...day, ...this.#zero(), revenue: new Map<string, StatsRevenue>() }));
+    const dayIndex = new Map(calendar.map((day, index) => [day.date, index]));
     const byModel = new Map<string, Sum & { model: string }>();
     const byStatus = new Map<LedgerStatus, number>();
     const totals = this.#zero();
@@ -198,7 +198,8 @@ export class StatsService {
         errors: group.status === 'ok' ? 0 : Number(group.requests),
         refunds: group.status === 'refunded' ? Number(group.requests) : 0,
       };
-      add(byDay[Number(group.day) - 1]!, figures);
+      const day = dayIndex.get(group.day);
+      if (day !== undefined) add(byDay[day]!, figures);
       const model = byModel.get(group.model) ?? { model: group.model, ...this.#zero() };
       byModel.set(group.model, model);
       add(model, figures);

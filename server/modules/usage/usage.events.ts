@@ -26,6 +26,7 @@ const MAX_IDS = 1000;
 export class UsageEvents {
   readonly #fanOut: FanOut<UsageChanged>;
   readonly #pending = new Set<string>();
+  readonly #listeners: ((accountIds: readonly string[]) => void)[] = [];
   #timer: NodeJS.Timeout | null = null;
 
   /** `keyPrefix` keeps deployments (and test apps) that share a Redis apart, as it does for keys. */
@@ -45,6 +46,15 @@ export class UsageEvents {
     if (this.#timer) return;
     this.#timer = setTimeout(() => this.#publish(), COALESCE_MS);
     this.#timer.unref();
+  }
+
+  /**
+   * Hears each round this instance publishes (the accounts whose pools it moved), after it is sent. Spend
+   * alerts listen here rather than in admission or settlement: the round is already coalesced, and the
+   * instance that moved a pool is the one that looks at it (no other instance repeats the work).
+   */
+  onRound(listener: (accountIds: readonly string[]) => void): void {
+    this.#listeners.push(listener);
   }
 
   /**
@@ -73,5 +83,6 @@ export class UsageEvents {
     const ids = [...this.#pending];
     this.#pending.clear();
     for (let i = 0; i < ids.length; i += MAX_IDS) this.#fanOut.publish({ accountIds: ids.slice(i, i + MAX_IDS) });
+    for (const listener of this.#listeners) listener(ids);
   }
 }

@@ -10,10 +10,11 @@ import type { Database } from '../../db/orm.ts';
 import type { PoolStore } from '../../metering/pool.store.ts';
 import type { PoolWindows } from '../../metering/windows.ts';
 import { AppError } from '../../errors/app-error.ts';
-import type { Payer } from '../identity/principal.ts';
+import type { Payer } from '../../authz/principal.ts';
 import type { EntitlementCatalogue } from '../plan/entitlements.ts';
+import { costBreakdown, type CostBreakdownView } from './cost-breakdown.ts';
 import type { UsageEvents } from './usage.events.ts';
-import { listUsageHistory, type HistoryPageArgs, type UsageHistoryPage } from './usage.history.ts';
+import { findUsageRecord, listUsageHistory, type HistoryPageArgs, type UsageHistoryPage, type UsageRecord } from './usage.history.ts';
 
 export interface PoolReport {
   class: ModelClass;
@@ -40,6 +41,7 @@ export class UsageService {
   readonly #windows: PoolWindows;
   readonly #entitlements: EntitlementCatalogue;
   readonly #currency: string;
+  readonly #pricing: Pick<Config, 'models' | 'promotion' | 'currency'>;
 
   constructor(config: Config, db: Database, store: PoolStore, windows: PoolWindows, entitlements: EntitlementCatalogue, events: UsageEvents) {
     this.events = events;
@@ -48,6 +50,7 @@ export class UsageService {
     this.#windows = windows;
     this.#entitlements = entitlements;
     this.#currency = config.currency;
+    this.#pricing = config;
   }
 
   /** used / limit / remaining / resetsAt for every class and window of the payer. */
@@ -78,6 +81,24 @@ export class UsageService {
   /** The payer's recent turns from the ledger, newest first (`usageHistory`, `GET …/usage/history`). */
   history(payer: Payer, page: HistoryPageArgs): Promise<UsageHistoryPage> {
     return listUsageHistory(this.#db, payer.id, page);
+  }
+
+  /**
+   * One of the payer's requests by the id its client saw (`myRequest`, `GET …/usage/requests/{id}`); null
+   * when there is none or it is someone else's.
+   */
+  request(payer: Payer, requestId: string): Promise<UsageRecord | null> {
+    return findUsageRecord(this.#db, requestId, payer.id);
+  }
+
+  /** Any request by the id its client saw (staff: the caller asserts `account:read`). */
+  anyRequest(requestId: string): Promise<UsageRecord | null> {
+    return findUsageRecord(this.#db, requestId, null);
+  }
+
+  /** How a request's cost was computed, by the pricing code that billed it (`cost-breakdown.ts`). */
+  pricing(record: UsageRecord): CostBreakdownView | null {
+    return costBreakdown(this.#pricing, record);
   }
 
   /** The payer's package as stored now (a credential caches the one it had when it was resolved). */

@@ -10,7 +10,7 @@ import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { RawNotification } from '../../../server/modules/billing/providers/provider.ts';
-import { addMonths } from '../../../server/modules/billing/subscription-math.ts';
+import { addMonths } from '../../../server/infra/calendar.ts';
 import { startAlipayFake, tamperForm, type AlipayFake } from '../../fixtures/alipay-fake.ts';
 import { rsaKeys } from '../../fixtures/payment-keys.ts';
 import { startStripeFake, type StripeFake } from '../../fixtures/stripe-fake.ts';

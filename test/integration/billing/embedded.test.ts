@@ -43,3 +43,15 @@ it('the sandbox pays an order once on PGlite, and onPaid writes in the same tran
   expect(account!.plan_package).toBe('max_x5');
   expect((await orders.find(order.id))!.state).toBe('paid');
 });
+
+it('on PGlite too, a notice with a NUL byte is kept byte for byte as unverified, and purged after the retention', async () => {
+  const body = Buffer.from('{"id":"x","nul":"\u0000","bad":"\xff"}', 'latin1');
+  const handled = await orders.handleNotification('sandbox', { headers: { 'x-svc-sandbox-signature': 't=1,v1=00' }, body });
+  expect(handled.result).toMatchObject({ outcome: 'unverified', stored: true });
+  const connection = db.orm.em.getConnection();
+  const [row] = await connection.execute<{ body: Uint8Array; body_bytes: number }[]>(`select "body", "body_bytes" from "billing_notice" where not "verified"`);
+  expect(Buffer.compare(Buffer.from(row!.body), body)).toBe(0);
+  expect(row!.body_bytes).toBe(body.length);
+  expect(await orders.purgeUnverifiedNotices(new Date(Date.now() + 8 * 86_400_000))).toBe(1);
+  expect(await connection.execute(`select 1 from "billing_notice" where not "verified"`)).toEqual([]);
+});

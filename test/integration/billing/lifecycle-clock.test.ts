@@ -14,8 +14,10 @@ import { openRedis, type RedisLayer } from '../../../server/infra/redis.ts';
 import { Mailer } from '../../../server/modules/account/mailer.ts';
 import { AuditLog } from '../../../server/modules/audit/audit.service.ts';
 import { BillingOrders } from '../../../server/modules/billing/billing.service.ts';
+import { BillingPayers } from '../../../server/modules/billing/payer.ts';
 import { PaymentProviders } from '../../../server/modules/billing/providers/registry.ts';
 import { SubscriptionService } from '../../../server/modules/billing/subscription.service.ts';
+import { OrganisationRoles } from '../../../server/modules/enterprise/organisation-roles.ts';
 import { IdentityService } from '../../../server/modules/identity/identity.service.ts';
 import { LastUsedRecorder } from '../../../server/modules/identity/last-used.ts';
 import { EntitlementCatalogue } from '../../../server/modules/plan/entitlements.ts';
@@ -48,12 +50,14 @@ async function instance(timezone: string) {
   const db = await openDatabase(config, log);
   const redis = await openRedis(config, log);
   const lastUsed = new LastUsedRecorder(db);
-  const identity = new IdentityService(config, db, redis, lastUsed);
+  const identity = new IdentityService(config, db, redis, lastUsed, []);
   opened.push({ db, redis, identity, lastUsed });
   const audit = new AuditLog(db);
   const announced: string[] = [];
-  const planAssignments = new PlanAssignments(config, db, { plans: new PlanService(config, new EntitlementCatalogue(config)), audit, identity, usage: { changed: (id) => announced.push(id) } });
-  const subscriptions = new SubscriptionService(config, db, { audit, planAssignments, mailer: new Mailer(config, log), log }, { now: () => clock.now });
+  const organisationRoles = new OrganisationRoles(db);
+  const planAssignments = new PlanAssignments(config, db, { plans: new PlanService(config, new EntitlementCatalogue(config)), audit, identity, usage: { changed: (id) => announced.push(id) }, organisationRoles });
+  const payers = new BillingPayers(organisationRoles);
+  const subscriptions = new SubscriptionService(config, db, { audit, planAssignments, mailer: new Mailer(config, log), log, payers }, { now: () => clock.now });
   const providers = new PaymentProviders(config);
   const orders = new BillingOrders(config, db, providers, subscriptions.hooks, { now: () => clock.now });
 

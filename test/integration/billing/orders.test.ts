@@ -90,13 +90,16 @@ async function state(orderId: string): Promise<string> {
   return (await orders.find(orderId))!.state;
 }
 
+/** Stored bodies are the raw bytes (bytea); these notices are text, read back as such. */
 async function notices(orderId: string): Promise<{ outcome: string; reason: string | null; verified: boolean; body: string | null }[]> {
-  const { rows } = await database.query('select "outcome", "reason", "verified", "body" from "billing_notice" where "order_id" = $1 order by "created_at", "id"', [orderId]);
+  const { rows } = await database.query(`select "outcome", "reason", "verified", convert_from("body", 'UTF8') as "body" from "billing_notice" where "order_id" = $1 order by "created_at", "id"`, [orderId]);
   return rows as { outcome: string; reason: string | null; verified: boolean; body: string | null }[];
 }
 
 async function lastUnverified(): Promise<{ outcome: string; reason: string; body: string; headers: Record<string, string> }> {
-  const { rows } = await database.query(`select "outcome", "reason", "body", "headers" from "billing_notice" where "outcome" = 'unverified' order by "created_at" desc limit 1`);
+  const { rows } = await database.query(
+    `select "outcome", "reason", convert_from("body", 'UTF8') as "body", "headers" from "billing_notice" where "outcome" = 'unverified' order by "created_at" desc limit 1`,
+  );
   return rows[0] as { outcome: string; reason: string; body: string; headers: Record<string, string> };
 }
 

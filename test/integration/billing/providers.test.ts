@@ -19,7 +19,7 @@ function order(overrides: Partial<ProviderOrder> = {}): ProviderOrder {
     id: `svc${randomBytes(12).toString('hex').slice(0, 24)}`,
     amountMinor: 6500,
     currency: 'CNY',
-    description: 'svc Paid — 1 month',
+    description: 'svc Pro — 1 month',
     createdAt: new Date(now),
     expiresAt: new Date(now + 2 * 3600_000),
     providerTradeNo: null,
@@ -259,9 +259,45 @@ describe.each(['publicKey', 'certificate'] as const)('wechat (platform %s)', (mo
     expect((await rejection(wechat.parseNotification(notice))).reason).toBe('decrypt_failed');
   });
 
-  it('refund events are verified and ignored', async () => {
-    const parsed = await wechat.parseNotification(fake.notice(transaction('svcW8'), { eventType: 'REFUND.SUCCESS' }));
-    expect(parsed.kind).toBe('ignored');
+  it('a refund that is PROCESSING is pending; its REFUND.* notice and the refund query say how it ended', async () => {
+    const subject = order();
+    await wechat.createPayment(subject, { returnUrl: 'https://svc.example/r' });
+    fake.pay(subject.id, 6500);
+    fake.refundStatus = 'PROCESSING';
+    try {
+      const refundId = `${subject.id}R1`;
+      expect(await wechat.refund(subject, { refundId, amountMinor: 6500, reason: 'test' })).toMatchObject({ status: 'pending', providerStatus: 'PROCESSING' });
+      // WeChat Pay is told where to say how it ended.
+      expect(fake.calls.at(-1)!.body).toMatchObject({ out_refund_no: refundId, notify_url: 'https://svc.example/api/membership/payments/wechat/notify' });
+      expect(await wechat.queryRefund!(subject, { refundId, providerRefundId: null })).toMatchObject({ status: 'pending', providerStatus: 'PROCESSING', source: 'query' });
+      for (const [status, expected] of [
+        ['ABNORMAL', 'failed'],
+        ['CLOSED', 'failed'],
+        ['SUCCESS', 'succeeded'],
+      ] as const) {
+        const parsed = await wechat.parseNotification(fake.refundNotice(refundId, status));
+        expect(parsed).toMatchObject({
+          kind: 'refund',
+          refund: { provider: 'wechat', orderId: subject.id, refundId, amountMinor: 6500, merchantId: fake.mchId, status: expected, providerStatus: status, source: 'notify' },
+        });
+        expect(await wechat.queryRefund!(subject, { refundId, providerRefundId: null })).toMatchObject({ status: expected, providerStatus: status });
+      }
+      expect(await wechat.queryRefund!(subject, { refundId: `${subject.id}R9`, providerRefundId: null })).toBeNull();
+    } finally {
+      fake.refundStatus = 'SUCCESS';
+    }
+  });
+
+  it('a refund WeChat Pay gives up at once (CLOSED, ABNORMAL) is failed, not an error', async () => {
+    const subject = order();
+    await wechat.createPayment(subject, { returnUrl: 'https://svc.example/r' });
+    fake.pay(subject.id, 6500);
+    fake.refundStatus = 'ABNORMAL';
+    try {
+      expect(await wechat.refund(subject, { refundId: `${subject.id}R1`, amountMinor: 6500, reason: 'test' })).toMatchObject({ status: 'failed', providerStatus: 'ABNORMAL' });
+    } finally {
+      fake.refundStatus = 'SUCCESS';
+    }
   });
 
   it('query, close and refund', async () => {
@@ -274,7 +310,7 @@ describe.each(['publicKey', 'certificate'] as const)('wechat (platform %s)', (mo
     await expect(wechat.close(subject)).rejects.toThrow(ProviderCallError); // ORDERPAID
     expect(await wechat.refund(subject, { refundId: `${subject.id}R1`, amountMinor: 6500, reason: 'test' })).toMatchObject({ status: 'succeeded' });
     expect(await wechat.refund(subject, { refundId: `${subject.id}R1`, amountMinor: 6500, reason: 'test' })).toMatchObject({ status: 'succeeded' });
-    expect(fake.refunds.size).toBe(1);
+    expect([...fake.refunds.values()].filter((refund) => refund.out_trade_no === subject.id)).toHaveLength(1);
     const unpaid = order();
     await wechat.createPayment(unpaid, { returnUrl: 'https://svc.example/r' });
     await wechat.close(unpaid);
@@ -379,6 +415,28 @@ describe('stripe', () => {
     expect((await rejection(stripe.parseNotification(noHeader))).reason).toBe('malformed');
   });
 
+  it('a pending refund stays pending until Stripe says it succeeded or failed; the refund query follows it', async () => {
+    const subject = order({ currency: 'USD', amountMinor: 3900 });
+    const { providerTradeNo } = await stripe.createPayment(subject, { returnUrl: 'https://svc.example/r' });
+    const withSession = { ...subject, providerTradeNo: providerTradeNo! };
+    fake.complete(providerTradeNo!);
+    fake.refundStatus = 'pending';
+    try {
+      const refundId = `${subject.id}R1`;
+      const started = await stripe.refund(withSession, { refundId, amountMinor: 3900, reason: 'test' });
+      expect(started).toMatchObject({ status: 'pending', providerRefundId: expect.stringMatching(/^re_/) });
+      const asked = { refundId, providerRefundId: started.providerRefundId };
+      expect(await stripe.queryRefund!(withSession, asked)).toMatchObject({ status: 'pending', orderId: subject.id, refundId, amountMinor: 3900, source: 'query' });
+      fake.refunds.get(started.providerRefundId!)!.status = 'succeeded';
+      expect(await stripe.queryRefund!(withSession, asked)).toMatchObject({ status: 'succeeded', providerStatus: 'succeeded' });
+      fake.refunds.get(started.providerRefundId!)!.status = 'failed';
+      expect(await stripe.queryRefund!(withSession, asked)).toMatchObject({ status: 'failed' });
+      expect(await stripe.queryRefund!(withSession, { refundId, providerRefundId: 're_unknown' })).toBeNull();
+    } finally {
+      fake.refundStatus = 'succeeded';
+    }
+  });
+
   it('query retrieves the session; close expires it; refund carries an idempotency key', async () => {
     const subject = order({ currency: 'USD', amountMinor: 3900 });
     const { providerTradeNo } = await stripe.createPayment(subject, { returnUrl: 'https://svc.example/r' });
@@ -389,8 +447,8 @@ describe('stripe', () => {
     await expect(stripe.close(withSession)).rejects.toThrow(ProviderCallError);
     expect(await stripe.refund(withSession, { refundId: `${subject.id}R1`, amountMinor: 3900, reason: 'test' })).toMatchObject({ status: 'succeeded' });
     expect(await stripe.refund(withSession, { refundId: `${subject.id}R1`, amountMinor: 3900, reason: 'test' })).toMatchObject({ status: 'succeeded' });
-    expect(fake.refunds.size).toBe(1);
-    expect(fake.calls.find((call) => call.path === '/v1/refunds')!.idempotencyKey).toBe(`svc-refund-${subject.id}R1`);
+    expect([...fake.refunds.values()].filter((refund) => refund.metadata.order_id === subject.id)).toHaveLength(1);
+    expect(fake.calls.find((call) => call.path === '/v1/refunds' && call.idempotencyKey === `svc-refund-${subject.id}R1`)).toBeDefined();
     const open = order({ currency: 'USD', amountMinor: 900 });
     const started = await stripe.createPayment(open, { returnUrl: 'https://svc.example/r' });
     await stripe.close({ ...open, providerTradeNo: started.providerTradeNo! });

@@ -99,24 +99,20 @@ const chat = (base: string, token: string, headers: Record<string, string> = {})
 const models = (base: string, token: string, headers: Record<string, string> = {}) => fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${token}`, ...headers } });
 
 describe('applications', () => {
-  it('a commercial application is approved on submit and creates the organisation, owned by the applicant, on the enterprise package', async () => {
+  it('a commercial application is approved on submit and creates the organisation, owned by the applicant, on Free', async () => {
     const member = await seed(a).member({ tag: 'commercial' });
     const application = await submit(member, { kind: 'commercial' });
-    expect(application).toMatchObject({ state: 'approved', autoApproved: true, packageId: 'enterprise' });
+    expect(application).toMatchObject({ state: 'approved', autoApproved: true, packageId: 'free' });
     expect(application.timeline.map((entry) => `${entry.action}:${entry.actorKind}`)).toEqual(['submitted:applicant', 'approved:system']);
     const organisations = await member.web.graphql<{ organisations: { id: string; viewerRole: string; packageId: string; members: { email: string; role: string }[] }[] }>(
       '{ organisations { id viewerRole packageId members { email role } } }',
     );
-    expect(organisations.data?.organisations).toEqual([{ id: application.organisationId, viewerRole: 'owner', packageId: 'enterprise', members: [{ email: member.email, role: 'owner' }] }]);
-    // The public catalogue leaves enterprise out; the organisation carries its own plan for the package's name.
-    const plan = await member.web.graphql<{ plans: { id: string }[]; organisations: { plan: { id: string; name: string; packages: { id: string; name: string }[] } | null }[] }>(
-      '{ plans { id } organisations { plan { id name packages { id name } } } }',
-    );
-    expect(plan.data?.plans.map((entry) => entry.id)).not.toContain('enterprise');
-    expect(plan.data?.organisations).toEqual([{ plan: { id: 'enterprise', name: 'Enterprise', packages: [{ id: 'enterprise', name: 'Enterprise' }] } }]);
+    expect(organisations.data?.organisations).toEqual([{ id: application.organisationId, viewerRole: 'owner', packageId: 'free', members: [{ email: member.email, role: 'owner' }] }]);
+    const plan = await member.web.graphql<{ organisations: { plan: { id: string; name: string } | null }[] }>('{ organisations { plan { id name } } }');
+    expect(plan.data?.organisations).toEqual([{ plan: { id: 'free', name: 'Free' } }]);
     // The organisation is an account of kind organisation: its own payer.
     const { rows } = await setup.database.query('select kind, plan_package, password_hash from account where id = $1', [application.organisationId]);
-    expect(rows[0]).toEqual({ kind: 'organisation', plan_package: 'enterprise', password_hash: null });
+    expect(rows[0]).toEqual({ kind: 'organisation', plan_package: 'free', password_hash: null });
     // The applicant is told, in their language.
     expect(a.app.services.mailer.lastTo(member.email)?.subject).toContain('approved');
   });
@@ -331,7 +327,7 @@ describe('organisation keys', () => {
 
     // The organisation's pools moved (REST and GraphQL agree); the member's did not.
     const usage = (await (await owner.web.fetch(`/api/membership/enterprise/organisations/${organisationId}/usage`)).json()) as { packageId: string; pools: { class: string; window: string; used: { amountMicros: number } }[] };
-    expect(usage.packageId).toBe('enterprise');
+    expect(usage.packageId).toBe('free');
     expect(usage.pools.some((pool) => pool.used.amountMicros > 0)).toBe(true);
     const own = (await (await owner.web.fetch('/api/membership/usage')).json()) as { pools: { used: { amountMicros: number } }[] };
     expect(own.pools.every((pool) => pool.used.amountMicros === 0)).toBe(true);
@@ -424,7 +420,7 @@ describe('organisation keys', () => {
     expect((await chat(a.url, outside.token, { 'x-forwarded-for': '203.0.113.9' })).status).toBe(403);
     // Refused calls are neither "use" nor a connection.
     await Promise.all([a, b].map((app) => app.app.services.lastUsed.flush()));
-    await Promise.all([a, b].map((app) => app.app.services.enterprise.flushConnections()));
+    await Promise.all([a, b].map((app) => app.app.services.connectingIps.flush()));
     const untouched = await setup.database.query('select k.last_used_at, (select count(*)::int from organisation_connection c where c.key_id = k.id) as connections from api_key k where id = $1', [outside.id]);
     expect(untouched.rows[0]).toEqual({ last_used_at: null, connections: 0 });
     // Through a trusted proxy, the forwarded address counts.
@@ -503,7 +499,7 @@ describe('organisation keys', () => {
     const { owner, organisationId } = await organisationOwner();
     const { token } = await mintKey(owner, organisationId);
     expect((await models(a.url, token)).status).toBe(200);
-    await a.app.services.enterprise.flushConnections();
+    await a.app.services.connectingIps.flush();
     const secret = token.slice('svc_ent_'.length);
     const tables = ['api_key', 'account', 'organisation', 'organisation_member', 'organisation_invitation', 'enterprise_application', 'enterprise_application_event', 'organisation_connection', 'audit_log', 'usage_ledger'];
     for (const table of tables) {
@@ -608,11 +604,20 @@ describe('staff', () => {
     const catalogue = await support.web.graphql<{ plans: { packages: { id: string }[] }[]; assignablePlans: { packages: { id: string }[] }[] }>('{ plans { packages { id } } assignablePlans { packages { id } } }');
     expect(catalogue.data?.plans.flatMap((plan) => plan.packages.map((pkg) => pkg.id))).not.toContain('enterprise');
     expect(catalogue.data?.assignablePlans.flatMap((plan) => plan.packages.map((pkg) => pkg.id))).toContain('enterprise');
-    // The organisation is an account staff can look up (and re-package) like any other.
+    // The organisation is an account staff can look up and re-package like any other (it is not theirs).
+    const repackaged = await support.web.graphql('mutation($id: ID!) { setAccountPackage(accountId: $id, packageId: "enterprise", reason: "Signed contract") { id } }', { id: organisationId });
+    expect(repackaged.errors).toBeUndefined();
     const organisation = await support.web.graphql<{ account: { kind: string; planPackage: string; usage: { packageId: string } } }>('query($id: ID!) { account(id: $id) { kind planPackage usage { packageId } } }', {
       id: organisationId,
     });
     expect(organisation.data?.account).toEqual({ kind: 'organisation', planPackage: 'enterprise', usage: { packageId: 'enterprise' } });
+    // The public catalogue leaves enterprise out; the organisation carries its own plan for the package's name.
+    const plan = await owner.web.graphql<{ plans: { id: string }[]; organisation: { plan: { id: string; name: string; packages: { id: string; name: string }[] } | null } }>(
+      'query($id: ID!) { plans { id } organisation(id: $id) { plan { id name packages { id name } } } }',
+      { id: organisationId },
+    );
+    expect(plan.data?.plans.map((entry) => entry.id)).not.toContain('enterprise');
+    expect(plan.data?.organisation).toEqual({ plan: { id: 'enterprise', name: 'Enterprise', packages: [{ id: 'enterprise', name: 'Enterprise' }] } });
   });
 });
 

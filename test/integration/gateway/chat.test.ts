@@ -2,6 +2,7 @@
  * `POST /v1/chat/completions` through the official `openai` SDK against the scripted upstream.
  */
 import type OpenAI from 'openai';
+import { costMicros } from '../../../server/metering/pricing.ts';
 import { settled } from '../../helpers/app.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerRows, startHarness, type Harness, type Member } from './harness.ts';
@@ -109,7 +110,9 @@ describe('streaming', () => {
     for await (const chunk of stream) chunks.push(chunk);
     const last = chunks.at(-1)!;
     expect(last.choices).toEqual([]);
-    expect(last.usage).toEqual({ prompt_tokens: 3, completion_tokens: 8, total_tokens: 11 });
+    // svc's own usage chunk, with what svc billed (receipts: `usage.cost`).
+    const cost = costMicros(h.app.app.services.registry.get('svc-2.1')!.rates, 3, 8);
+    expect(last.usage).toEqual({ prompt_tokens: 3, completion_tokens: 8, total_tokens: 11, cost: { amount_micros: cost, currency: 'USD' } });
     expect(chunks.slice(0, -1).every((c) => c.usage === null)).toBe(true);
     const [row] = await ledgerRows(h.database, member.accountId);
     expect(row).toMatchObject({ stream: true, input_tokens: 3, output_tokens: 8, estimated: false, status: 'ok' });

@@ -35,7 +35,7 @@ describe('an HTTPS model server', () => {
     const chunks: OpenAI.ChatCompletionChunk[] = [];
     for await (const chunk of stream) chunks.push(chunk);
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('tok '.repeat(8));
-    expect(chunks.at(-1)!.usage).toEqual({ prompt_tokens: 3, completion_tokens: 8, total_tokens: 11 });
+    expect(chunks.at(-1)!.usage).toEqual({ prompt_tokens: 3, completion_tokens: 8, total_tokens: 11, cost: { amount_micros: expect.any(Number), currency: 'USD' } });
     const completion = await m.client.chat.completions.create({ model: 'svc-2.1', messages: hello });
     expect(completion.choices[0]!.message.content).toBe('Hello from the scripted upstream.');
     const rows = await ledgerRows(h.database, m.accountId, 2);

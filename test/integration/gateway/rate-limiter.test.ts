@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../../server/errors/app-error.ts';
 import type { RedisLayer } from '../../../server/infra/redis.ts';
-import { RateLimiter } from '../../../server/modules/rate-limit/rate-limit.service.ts';
+import { RateLimiter } from '../../../server/rate-limit/rate-limit.service.ts';
 import { testRedisUrl } from '../../helpers/env.ts';
 
 const redis = new Redis(testRedisUrl, { keyPrefix: `svc-test:${randomBytes(4).toString('hex')}:` });

@@ -182,8 +182,8 @@ describe('POST /v1/responses', () => {
   it('names what it cannot do, with the Responses field names', async () => {
     const cases: [unknown, string][] = [
       [{ model: 'auto', input: [{ type: 'computer_call_output', call_id: 'x' }] }, 'input[0].type'],
-      [{ model: 'auto', input: 'x', tools: [{ type: 'web_search_preview' }] }, 'tools[0].type'],
-      [{ model: 'auto', input: 'x', max_output_tokens: 100_000 }, 'max_output_tokens'],
+      [{ model: 'auto', input: 'x', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] }, 'tools[0].type'],
+      [{ model: 'auto', input: 'x', max_output_tokens: 0 }, 'max_output_tokens'],
       [{ model: 'auto', input: 'x', background: true }, 'background'],
       [{ model: 'auto' }, 'input'],
       [{ model: 'auto', input: 'x', text: { format: { type: 'yaml' } } }, 'text.format.type'],

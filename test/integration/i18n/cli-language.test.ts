@@ -80,7 +80,7 @@ describe('svc in the terminal’s language', () => {
     expect(login.stderr).toBe('');
     expect(login.code).toBe(0);
     expect(login.stdout).toContain(`已登录为 ${email}。`);
-    expect((await svc(['whoami'], env)).stdout).toBe(`${email}（套餐 free，角色 member），服务器 ${server.url}\n`);
+    expect((await svc(['whoami'], env)).stdout).toBe(`${email}（套餐 免费版，角色 member），服务器 ${server.url}\n`);
     expect((await svc(['logout'], env)).stdout).toBe('已退出登录，会话令牌已撤销。\n');
     const after = await svc(['whoami'], env);
     expect(after.code).toBe(1);

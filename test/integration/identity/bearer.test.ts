@@ -85,7 +85,12 @@ describe('authenticateBearer', () => {
     const body = (await response.json()) as { object: string; data: { id: string; object: string; created: number; owned_by: string }[] };
     expect(body.object).toBe('list');
     expect(body.data.map((model) => model.id)).toEqual(one.app.services.models.ids);
-    for (const model of body.data) expect(model).toEqual({ id: model.id, object: 'model', created: expect.any(Number), owned_by: 'svc' });
+    // The OpenAI fields, plus the limits OpenRouter-style clients read (docs/api.md) and nothing else.
+    for (const model of body.data) {
+      expect(model).toMatchObject({ id: model.id, object: 'model', created: expect.any(Number), owned_by: 'svc' });
+      expect(Object.keys(model).filter((key) => !['id', 'object', 'created', 'owned_by', 'context_length', 'max_output_tokens'].includes(key))).toEqual([]);
+    }
+    expect(body.data.find((model) => model.id === 'auto')).toMatchObject({ context_length: expect.any(Number), max_output_tokens: expect.any(Number) });
 
     const single = await fetch(`${one.url}/v1/models/svc-2.1`, { headers: { authorization: `Bearer ${token}` } });
     expect(await single.json()).toMatchObject({ id: 'svc-2.1', object: 'model' });

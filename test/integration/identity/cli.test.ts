@@ -1,6 +1,6 @@
 /**
  * The `svc` command as a user runs it (a child process on Node 24): `login` by device code with the token
- * stored 0600 under XDG_CONFIG_HOME, `whoami`, `models`, `logout` (revoked on the server), and
+ * stored 0600 under XDG_CONFIG_HOME, `whoami`, `models`, `keys` (limits), `alerts`, `credits`, `export`, `logout` (revoked on the server), and
  * `admin create-user` straight against the database.
  */
 import { spawn } from 'node:child_process';
@@ -66,6 +66,21 @@ function launcher(args: string[], env: Record<string, string>, input: string): P
   });
 }
 
+/** A new member, and a CLI home signed in as them by device login (approved from their browser session). */
+async function signedInCli(name: string): Promise<Record<string, string>> {
+  const home = mkdtempSync(join(tmpdir(), `svc-${name}-`));
+  const env = { HOME: home, XDG_CONFIG_HOME: home };
+  const browser = new Browser(server.url);
+  await browser.signUp(uniqueEmail(name));
+  let approved: Promise<unknown> | null = null;
+  const login = await svc(['login'], env, (stdout) => {
+    const match = /code ([A-Z]{4}-[A-Z]{4})/.exec(stdout);
+    if (match && !approved) approved = sleep(300).then(() => browser.graphql('mutation($c: String!) { approveDevice(userCode: $c) { state } }', { c: match[1] }));
+  });
+  expect(login.code).toBe(0);
+  return env;
+}
+
 describe('svc CLI', () => {
   it('login by device code, whoami, models, logout', async () => {
     const browser = new Browser(server.url);
@@ -89,10 +104,17 @@ describe('svc CLI', () => {
     expect(token).toMatch(/^svc_sess_/);
 
     const who = await svc(['whoami']);
-    expect(who.stdout).toContain(`${email} (plan free, role member) at ${server.url}`);
+    expect(who.stdout).toContain(`${email} (plan Free, role member) at ${server.url}`);
     const listed = await svc(['models']);
     expect(listed.code).toBe(0);
-    expect(listed.stdout.trim().split('\n')).toEqual(server.app.services.models.ids);
+    // A table: each model the account may use, with its name, kind, class, prices (currency named) and limits.
+    const lines = listed.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID +NAME +KIND +CLASS +INPUT USD\/1M +OUTPUT USD\/1M +CONTEXT +MAX OUTPUT$/);
+    const ids = server.app.services.models.ids;
+    expect(lines.slice(1, 1 + ids.length).map((line) => line.split(' ')[0])).toEqual(ids);
+    expect(lines.find((line) => line.startsWith('svc-2.1-fast '))).toMatch(/^svc-2\.1-fast +svc 2\.1 Fast +chat +fast +0\.042 +0\.084 +131072 +8192$/);
+    expect(lines.find((line) => line.startsWith('svc-img '))).toMatch(/^svc-img +svc Image +image +premium +0\.10875 +0\.2175 +— +—$/);
+    expect(lines.at(-1)).toBe('Prices in USD per 1,000,000 tokens, after the current promotion; context and max output in tokens.');
 
     const out = await svc(['logout']);
     expect(out.stdout).toContain('the session token is revoked');
@@ -101,6 +123,100 @@ describe('svc CLI', () => {
     expect(after.code).toBe(1);
     expect(after.stderr).toContain('not signed in');
   });
+
+  it('keys create with limits, list with spend vs caps, update (none lifts a limit), revoke — in en and zh-CN', async () => {
+    const env = await signedInCli('cli-keys');
+
+    const created = await svc(['keys', 'create', '--name', 'ci', '--budget-day', '5', '--budget-month', '50', '--rpm', '30', '--models', 'svc-2.1-fast,svc-2.1', '--expires', '2099-01-31'], env);
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    const token = /shown this once\): (svc_live_\S+)/.exec(created.stdout)?.[1];
+    expect(token).toBeTruthy();
+    expect(created.stdout).toContain('today 0.00/5.00 USD; this month 0.00/50.00 USD; rpm 30; models svc-2.1-fast,svc-2.1; expires 2099-02-01T00:00:00.000Z');
+    const id = /^([0-9a-f-]{36}) {2}ci /m.exec(created.stdout)![1]!;
+
+    const updated = await svc(['keys', 'update', id, '--budget-day', 'none', '--rpm', '1000000'], env);
+    expect(updated.code).toBe(1);
+    expect(updated.stderr).toMatch(/requestsPerMinute 1000000 is above your plan's limit/);
+    const lifted = await svc(['keys', 'update', id, '--budget-day', 'none', '--models', 'none'], { ...env, LANG: 'zh_CN.UTF-8' });
+    expect(lifted.code).toBe(0);
+    expect(lifted.stdout).toContain('今日 0.00 USD；本月 0.00/50.00 USD；每分钟请求 30；模型 套餐内全部');
+
+    const listed = await svc(['keys', 'list'], env);
+    expect(listed.stdout).toContain(`${id}  ci  ${token!.slice(0, 12)}…${token!.slice(-4)}`);
+    // The key works under its limits.
+    expect((await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    const revoked = await svc(['keys', 'revoke', id], env);
+    expect(revoked.stdout).toContain(`Key ${id} is revoked.`);
+    expect((await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
+  }, 300_000);
+
+  it('alerts: list the meters with their thresholds, set and turn off a meter, email off, deliveries — in en and zh-CN', async () => {
+    const env = await signedInCli('cli-alerts');
+    const listed = await svc(['alerts'], env);
+    expect(listed.stderr).toBe('');
+    expect(listed.code).toBe(0);
+    const fastDay = listed.stdout.split('\n').find((line) => / 0\.00\/\d+\.\d{2} USD {2}80%, 100%$/.test(line));
+    expect(fastDay, listed.stdout).toBeTruthy();
+    expect(listed.stdout).toContain('email on; webhook none');
+    const meter = fastDay!.split('  ')[0]!;
+
+    const set = await svc(['alerts', 'set', meter, '50,90'], env);
+    expect(set.code).toBe(0);
+    expect(set.stdout.split('\n').find((line) => line.startsWith(`${meter}  `))).toMatch(/ 50%, 90%$/);
+    const refused = await svc(['alerts', 'set', meter, '0,150'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^svc: alerts: Thresholds are whole percentages/);
+
+    const off = await svc(['alerts', 'set', meter, 'none'], { ...env, LANG: 'zh_CN.UTF-8' });
+    expect(off.code).toBe(0);
+    expect(off.stdout.split('\n').find((line) => line.startsWith(`${meter}  `))).toMatch(/ 关闭$/);
+    const email = await svc(['alerts', 'email', 'off'], { ...env, LANG: 'zh_CN.UTF-8' });
+    expect(email.stdout).toContain('邮件关闭；Webhook 未设置');
+
+    const deliveries = await svc(['alerts', 'deliveries'], env);
+    expect(deliveries.stdout).toContain('No alert emails or webhooks sent yet');
+    const noHook = await svc(['alerts', 'test'], env);
+    expect(noHook.code).toBe(1);
+    expect(noHook.stderr).toMatch(/^svc: alerts: /);
+    const usage = await svc(['alerts', 'bogus'], env);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('usage: svc alerts');
+  }, 300_000);
+
+  it('credits: codes minted on the database, one redeemed, the balance and entries listed; exports stream CSV', async () => {
+    const env = await signedInCli('cli-credits');
+    const onDatabase = { DATABASE_URL: setup.database.url, REDIS_URL: testRedisUrl, SVC_CONFIG: '' };
+    const minted = await svc(['credits', 'mint', '--value', '5', '--count', '2', '--note', 'cli test'], onDatabase);
+    expect(minted.stderr).toMatch(/^Minted 2 codes of 5\.00 USD \(batch [0-9a-f-]{36}\)/);
+    expect(minted.code).toBe(0);
+    const [header, ...codes] = minted.stdout.trim().split('\r\n'); // CSV lines end in CRLF (RFC 4180)
+    expect(header).toBe('code,value,currency,uses_left,expires_at,note');
+    expect(codes).toHaveLength(2);
+    const code = codes[0]!.split(',')[0]!;
+
+    const redeemed = await svc(['credits', 'redeem', code], env);
+    expect(redeemed.stdout.trim()).toBe('Redeemed: +5.00 USD. Credit now 5.00 USD.');
+    const again = await svc(['credits', 'redeem', code], env);
+    expect(again.code).toBe(1);
+    const shown = await svc(['credits'], env);
+    expect(shown.stdout).toContain('Credit: 5.00 USD.');
+    expect(shown.stdout.split('\n').find((line) => / code +5\.00 +5\.00/.test(line))).toBeTruthy();
+
+    const today = new Date().toISOString().slice(0, 10);
+    const csv = await svc(['export', 'credits', '--from', today, '--to', today], env);
+    expect(csv.code).toBe(0);
+    const lines = csv.stdout.trim().split('\r\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(/,code,/);
+    expect(lines[1]).toContain('5.00');
+    const usage = await svc(['export', 'usage', '--from', today, '--to', today], env);
+    expect(usage.code).toBe(0);
+    expect(usage.stdout.trim().split('\r\n')).toHaveLength(1); // the header: no requests yet
+    const wrong = await svc(['export', 'usage', '--from', today], env);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain('usage: svc export usage|payments|credits');
+  }, 300_000);
 
   it('says how to point it elsewhere when the server cannot be reached, and --help shows how', async () => {
     const nobody = `http://127.0.0.1:${await freePort()}`;

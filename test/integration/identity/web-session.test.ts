@@ -404,7 +404,9 @@ describe('personal API keys over REST', () => {
     expect(body.token).toMatch(/^svc_live_/);
 
     const list = (await (await browser.fetch('/api/membership/auth/api-keys')).json()) as { keys: Record<string, unknown>[] };
-    expect(list.keys).toEqual([{ id: body.id, name: 'laptop', prefix: body.prefix, last4: body.last4, createdAt: body.createdAt, lastUsedAt: null }]);
+    const zero = { amountMicros: 0, amount: '0.00', currency: 'USD' };
+    const noLimits = { budgetDay: null, budgetMonth: null, requestsPerMinute: null, models: null, expiresAt: null, spentToday: zero, spentThisMonth: zero };
+    expect(list.keys).toEqual([{ id: body.id, name: 'laptop', prefix: body.prefix, last4: body.last4, createdAt: body.createdAt, lastUsedAt: null, limits: noLimits }]);
     expect(JSON.stringify(list)).not.toContain(body.token);
 
     const bearerOnly = await fetch(`${server.url}/api/membership/auth/api-keys`, { headers: { authorization: `Bearer ${body.token}` } });

@@ -251,4 +251,43 @@ describe('svc-img through chat completions', () => {
     }
     expect(h.upstream.stats.requests).toBe(requests);
   });
+
+  it('size_is_only_for_image_models: size on a model that makes no images is a 400 naming svc-img, not forwarded', async () => {
+    const member = await h.member();
+    const requests = h.upstream.stats.requests;
+    for (const model of ['auto', 'svc-2.1', 'svc-2.1-search']) {
+      for (const stream of [false, true]) {
+        const refused = await member.client.chat.completions
+          .create({ model, messages: [{ role: 'user', content: 'a lighthouse at dusk' }], size: '1024x1024', stream } as ImageChatParams)
+          .catch((error: unknown) => error);
+        expect(refused, `${model} stream=${stream}`).toBeInstanceOf(OpenAI.BadRequestError);
+        const error = refused as InstanceType<typeof OpenAI.BadRequestError>;
+        expect(error.code).toBe('invalid_request');
+        expect(error.param).toBe('size');
+        expect(error.message).toContain(`size is only for svc-img, which makes images; ${model} does not take it.`);
+      }
+    }
+    const raw = await fetch(`${h.app.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${member.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'a lighthouse' }], size: '1024x1024' }),
+    });
+    expect(raw.status).toBe(400);
+    expect(await raw.json()).toMatchObject({ code: 'invalid_request', stage: 'validation', messageZh: 'size 仅适用于 svc-img（生成图片）；auto 不接受该字段。请去掉 size，或改用 svc-img。' });
+    // The Responses API forwards fields it does not read to the chat model: the same rule holds there.
+    const responses = await fetch(`${h.app.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${member.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'auto', input: 'a lighthouse', size: '512x512' }),
+    });
+    expect(responses.status).toBe(400);
+    expect(await responses.json()).toMatchObject({ code: 'invalid_request', error: { param: 'size' } });
+    expect(h.upstream.stats.requests).toBe(requests);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await ledgerRows(h.database, member.accountId, 0)).toEqual([]);
+
+    // svc-img still takes it.
+    const made = await member.client.chat.completions.create({ model: 'svc-img', messages: [{ role: 'user', content: 'a lighthouse' }], size: '512x512' } as ImageChatParams);
+    expect(links(made.choices[0]!.message.content!)).toHaveLength(1);
+  });
 });

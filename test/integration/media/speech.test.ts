@@ -4,9 +4,13 @@
  * default, validation, refunds, and ledger rows per product with their units. Real PostgreSQL and Redis.
  */
 import { Readable } from 'node:stream';
+import { FLACDecoder } from '@wasm-audio-decoders/flac';
+import { MPEGDecoder } from 'mpg123-decoder';
+import { OggOpusDecoder } from 'ogg-opus-decoder';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeAudio, type AudioFormat } from '../../../server/modules/media/audio/audio.ts';
+import { decodeAudio } from '../../../server/modules/media/audio/audio.ts';
+import type { AudioFormat } from '../../../server/modules/media/audio/format.ts';
 import { bearerGraphQL } from '../../helpers/browser.ts';
 import { ledgerRows, startHarness, type Harness, type Member } from '../gateway/harness.ts';
 
@@ -212,24 +216,115 @@ describe('svc-music', () => {
     expect(Number(row!.unit_quantity)).toBeGreaterThan(11.9);
     expect(row!.output_tokens).toBe(300);
 
-    // An upstream that makes a longer song than asked is billed for the duration reserved, no more.
-    await speak(member, { model: 'svc-music', input: '#script {"seconds":20} Too long', duration: 5, response_format: 'pcm' }).then((r) => r.arrayBuffer());
+    // An upstream that makes a longer song than asked: the song is cut at the 5 s reserved, and billed 5 s.
+    const long = await speak(member, { model: 'svc-music', input: '#script {"seconds":20} Too long', duration: 5, response_format: 'pcm' }).then((r) => r.arrayBuffer());
+    expect(long.byteLength).toBe(5 * 24_000 * 2);
     const rows = await ledgerRows(h.database, member.accountId, 2);
-    expect(Number(rows[1]!.unit_quantity)).toBe(20);
+    expect(Number(rows[1]!.unit_quantity)).toBe(5);
     expect(rows[1]!.output_tokens).toBe(125);
   });
 });
 
-describe('audio that cannot be counted', () => {
-  it('is relayed as sent and billed at the reservation’s ceiling, marked estimated', async () => {
+describe('audio_never_runs_past_its_reservation', () => {
+  /** Seconds a delivered file plays, by an independent decoder (mpg123, libopus, libFLAC) or its size. */
+  async function plays(bytes: Buffer, format: AudioFormat): Promise<number> {
+    if (format === 'pcm') return bytes.length / 2 / 24_000;
+    if (format === 'wav') return (bytes.length - 44) / 2 / bytes.readUInt32LE(24);
+    const decoder = format === 'mp3' ? new MPEGDecoder() : format === 'flac' ? new FLACDecoder() : new OggOpusDecoder();
+    await decoder.ready;
+    const result = decoder instanceof MPEGDecoder ? decoder.decode(bytes) : await decoder.decodeFile(bytes);
+    decoder.free();
+    return result.samplesDecoded / result.sampleRate;
+  }
+
+  // What music servers send: 44.1 kHz MPEG-1 MP3, FLAC and WAV; Opus at 48 kHz; raw PCM at OpenAI's 24 kHz.
+  const formats: [AudioFormat, number][] = [
+    ['mp3', 44_100],
+    ['opus', 48_000],
+    ['flac', 44_100],
+    ['wav', 44_100],
+    ['pcm', 24_000],
+  ];
+
+  it.each(formats)('music asked for 5 s, the upstream sends 20 s of %s at %d Hz: 5 s at most are delivered and billed', async (format, rate) => {
     const member = await h.member();
-    // Raw PCM labelled audio/mpeg: passed on untouched (mp3 was asked for), but it does not decode as mp3.
-    const response = await speak(member, { model: 'svc-music', input: '#script {"audioFormat":"pcm","contentType":"audio/mpeg","seconds":2} Noise.', duration: 5 });
+    const aborted = h.upstream.stats.aborted;
+    const response = await post(member, { model: 'svc-music', input: `#script {"seconds":20,"audioSampleRate":${rate}} A long song`, duration: 5, response_format: format });
+    expect(response.status).toBe(200);
     const bytes = Buffer.from(await response.arrayBuffer());
-    expect(bytes.equals(h.upstream.media.at(-1)!.produced[0]!)).toBe(true);
+    const sent = h.upstream.media.at(-1)!;
+    expect(sent.seconds).toBe(20);
+    const played = await plays(bytes, format);
+    expect(played).toBeLessThanOrEqual(5);
+    // Cut at a frame at worst (MP3: 1152 samples; FLAC: 4096).
+    expect(played).toBeGreaterThan(5 - 4096 / rate);
+    // Passed on as the upstream sent it, up to the cut: the same bytes, not a re-encoding.
+    if (format === 'mp3' || format === 'pcm') expect(bytes.equals(sent.produced[0]!.subarray(0, bytes.length))).toBe(true);
+
     const [row] = await ledgerRows(h.database, member.accountId, 1);
-    expect(row).toMatchObject({ product: 'music', status: 'ok', estimated: true, output_tokens: 125 });
-    expect(Number(row!.unit_quantity)).toBe(5);
+    expect(row).toMatchObject({ product: 'music', status: 'ok', estimated: false });
+    expect(Number(row!.unit_quantity)).toBeCloseTo(played, 3);
+    expect(row!.output_tokens).toBe(Math.ceil(Number(row!.unit_quantity) * 25 - 1e-6));
+    expect(row!.output_tokens).toBeLessThanOrEqual(125);
+    expect(Number(row!.cost_micros)).toBeLessThanOrEqual(Number(row!.reserved_micros));
+    // svc stopped reading the upstream at the cut.
+    await expect.poll(() => h.upstream.stats.aborted).toBe(aborted + 1);
+  });
+
+  it('audio converted on the way is cut to the sample: 20 s of WAV asked as mp3 and flac', async () => {
+    const member = await h.member();
+    for (const format of ['mp3', 'flac'] as const) {
+      const response = await post(member, { model: 'svc-music', input: '#script {"seconds":20,"audioFormat":"wav","audioSampleRate":44100} Converted', duration: 3, response_format: format });
+      const played = await plays(Buffer.from(await response.arrayBuffer()), format);
+      // MP3 adds LAME's encoder delay and pads to a whole frame (576 samples at 24 kHz): silence, not song.
+      expect(played).toBeGreaterThanOrEqual(3);
+      expect(played).toBeLessThan(format === 'mp3' ? 3 + 2 * 1152 / 24_000 : 3 + 1e-9);
+    }
+    const rows = await ledgerRows(h.database, member.accountId, 2);
+    expect(rows.map((row) => [Number(row.unit_quantity), row.output_tokens])).toEqual([
+      [3, 75],
+      [3, 75],
+    ]);
+  });
+
+  it('speech is reserved and cut from its characters and speed: a slower speed reserves (and may deliver) more', async () => {
+    const member = await h.member();
+    const input = 'Good evening.';
+    // An upstream that ignores the text and speaks for a minute.
+    h.upstream.setScript(() => ({ seconds: 60 }));
+    try {
+      for (const speed of [1, 0.5, 0.25]) {
+        const response = await post(member, { model: 'svc-tts', input, voice: 'alloy', response_format: 'pcm', speed });
+        const bytes = Buffer.from(await response.arrayBuffer());
+        // ceil((1 + 0.5 s × 13 characters) ÷ speed)
+        expect(bytes.length / 2 / 24_000, `speed ${speed}`).toBe(Math.ceil(7.5 / speed));
+      }
+    } finally {
+      h.upstream.setScript(null);
+    }
+    const rows = await ledgerRows(h.database, member.accountId, 3);
+    expect(rows.map((row) => Number(row.unit_quantity))).toEqual([8, 15, 30]);
+    expect(rows.map((row) => row.output_tokens)).toEqual([200, 375, 750]);
+    // The reservation grows as the speed slows: it covers what may be delivered.
+    const reserved = rows.map((row) => Number(row.reserved_micros));
+    expect(reserved[0]!).toBeLessThan(reserved[1]!);
+    expect(reserved[1]!).toBeLessThan(reserved[2]!);
+    for (const row of rows) expect(Number(row.cost_micros)).toBeLessThanOrEqual(Number(row.reserved_micros));
+  });
+});
+
+describe('audio that cannot be counted', () => {
+  it('is never relayed: a JSON error before any byte, refunded in full', async () => {
+    const member = await h.member();
+    // Raw PCM labelled audio/mpeg (mp3 was asked for): it has no MP3 frames to count or to cut at.
+    const response = await post(member, { model: 'svc-music', input: '#script {"audioFormat":"pcm","contentType":"audio/mpeg","seconds":2} Noise.', duration: 5 });
+    expect(response.status).toBe(502);
+    expect(response.headers.get('content-type')).toContain('application/json');
+    const body = (await response.json()) as { code: string; message: string; debug: { quotaRefunded: boolean } };
+    expect(body).toMatchObject({ code: 'upstream_error', debug: { quotaRefunded: true, upstreamStatus: 200 } });
+    expect(body.message).toMatch(/^The model server sent audio that is not readable as mp3 \(no MPEG audio frame in \d+ bytes\)/);
+    const [row] = await ledgerRows(h.database, member.accountId, 1);
+    expect(row).toMatchObject({ product: 'music', status: 'refunded', cost_micros: '0' });
   });
 });
 

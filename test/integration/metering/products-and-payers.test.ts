@@ -9,7 +9,7 @@ import type { Executor, TurnPlan } from '../../../server/metering/executor.ts';
 import type { Metered, MeterUnit, Product, Turn } from '../../../server/metering/turn.ts';
 import { UpstreamFailure } from '../../../server/metering/upstream-failure.ts';
 import { sha256Hex } from '../../../server/modules/identity/credential-token.ts';
-import type { Payer, Principal } from '../../../server/modules/identity/principal.ts';
+import type { Payer, Principal } from '../../../server/authz/principal.ts';
 import { ledgerRows, startHarness, type Harness } from '../gateway/harness.ts';
 
 let h: Harness;

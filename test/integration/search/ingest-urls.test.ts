@@ -1,6 +1,7 @@
 /**
- * `svc search ingest urls.txt`: each listed page fetched (http/https only, with a timeout and a size cap)
- * and ingested under the URL as listed; failures reported per line. And the progress bar on a terminal.
+ * `svc search ingest urls.txt`: each listed page fetched (with a timeout and a size cap; the local test site
+ * listed in search.ingest.allowHttpHosts and allowPrivateHosts, see ingest-ssrf.test.ts for the refusals) and
+ * ingested under the URL as listed; failures reported per line. And the progress bar on a terminal.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -78,7 +79,10 @@ describe('svc search ingest urls.txt', () => {
     const list = join(dir, 'urls.txt');
     const urls = ['page.html', 'doc.md', 'latin1.txt', 'moved', 'big.html', 'big-stream.html', 'slow.html', 'paper.pdf', 'missing'].map((path) => `${origin}/${path}`);
     writeFileSync(list, ['# pages to index', '', ...urls, 'ftp://files.example.com/x.txt', ''].join('\n'));
-    const env = { DATABASE_URL: database.url };
+    // The test site is plain http on loopback: both listed, as an operator would list an intranet docs host.
+    const configFile = join(dir, 'svc.yaml');
+    writeFileSync(configFile, 'search:\n  ingest:\n    allowHttpHosts: [127.0.0.1]\n    allowPrivateHosts: [127.0.0.1]\n');
+    const env = { DATABASE_URL: database.url, SVC_CONFIG: configFile };
     const run = await svc(['search', 'ingest', list, '--timeout-ms', '500', '--max-bytes', '100000'], env);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(1);

@@ -122,7 +122,7 @@ describe('MCP (Streamable HTTP, official SDK client)', () => {
     });
     expect(response.status).toBe(401);
     const challenge = response.headers.get('www-authenticate');
-    expect(challenge).toBe(`Bearer resource_metadata="${app.url}/.well-known/oauth-protected-resource"`);
+    expect(challenge).toBe(`Bearer resource_metadata="${app.url}/.well-known/oauth-protected-resource/v1/mcp", scope="mcp"`);
     expect(await response.json()).toMatchObject({ ok: false, code: 'sign_in_required', stage: 'auth' });
 
     const metadata = await fetch(`${app.url}/.well-known/oauth-protected-resource`);
@@ -183,6 +183,43 @@ describe('MCP (Streamable HTTP, official SDK client)', () => {
     await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toMatchObject({ code: -32602 });
     await client.close();
   });
+
+  it('tool_call_arguments_of_the_wrong_type_are_invalid_params_naming_the_field: −32602, not −32603 with schema text', async () => {
+    const member = await createMember(app);
+    const client = await mcpClient(app, member.key);
+    const cases: [unknown, string][] = [
+      ['x', 'params.arguments must be an object with query (string) and optionally maxResults (integer), not a string.'],
+      [['query'], 'params.arguments must be an object with query (string) and optionally maxResults (integer), not an array.'],
+      [42, 'params.arguments must be an object with query (string) and optionally maxResults (integer), not a number.'],
+    ];
+    for (const [args, message] of cases) {
+      const refused = await client.callTool({ name: 'web_search', arguments: args as Record<string, unknown> }).catch((error: unknown) => error);
+      expect(refused, JSON.stringify(args)).toBeInstanceOf(McpError);
+      expect(refused).toMatchObject({ code: -32602 });
+      expect((refused as McpError).message).toBe(`MCP error -32602: ${message}`);
+    }
+    const nameless = await client.callTool({ name: 7 as unknown as string, arguments: {} }).catch((error: unknown) => error);
+    expect(nameless).toMatchObject({ code: -32602, message: 'MCP error -32602: params.name must be the name of a tool (a string): web_search.' });
+    // The server is still answering on the same connection; nothing was billed.
+    expect((await client.callTool({ name: 'web_search', arguments: { query: 'after a bad call' } })).isError).toBeFalsy();
+    await client.close();
+    expect(await ledgerRows(database, member.accountId, 1)).toHaveLength(1);
+  });
+
+  it('maxResults_above_the_maximum_is_refused_naming_it: an isError result, not a silently smaller answer', async () => {
+    const member = await createMember(app);
+    const client = await mcpClient(app, member.key);
+    const asked = searxng.requests.length;
+    const result = await client.callTool({ name: 'web_search', arguments: { query: 'too many', maxResults: 11 } });
+    expect(result.isError).toBe(true);
+    expect((result.content as { text: string }[])[0]!.text).toContain("maxResults is 11, above this server's maximum of 10; ask for at most 10 results.");
+    expect(result.structuredContent).toBeUndefined();
+    expect(searxng.requests.length).toBe(asked);
+    const most = await client.callTool({ name: 'web_search', arguments: { query: 'as many as allowed', maxResults: 10 } });
+    expect(most.isError).toBeFalsy();
+    await client.close();
+    expect(await ledgerRows(database, member.accountId, 1)).toHaveLength(1);
+  });
 });
 
 describe('discovery', () => {
@@ -241,6 +278,7 @@ describe('REST tool call', () => {
       [{ name: 'web_search', arguments: { query: 'x'.repeat(401) } }, 'arguments.query'],
       [{ name: 'web_search', arguments: { query: 'ok', maxResults: 0 } }, 'arguments.maxResults'],
       [{ name: 'web_search', arguments: { query: 'ok', maxResults: 'ten' } }, 'arguments.maxResults'],
+      [{ name: 'web_search', arguments: { query: 'ok', maxResults: 11 } }, 'arguments.maxResults'],
       [{ name: 'web_search', arguments: { query: 'ok', limit: 3 } }, 'arguments.limit'],
       [{ name: 'web_search', arguments: 'ok' }, 'arguments'],
       [{ arguments: { query: 'ok' } }, 'name'],
@@ -255,6 +293,18 @@ describe('REST tool call', () => {
     }
     await settled(app);
     expect(await ledgerRows(database, member.accountId, 0)).toEqual([]);
+  });
+
+  it('maxResults_above_the_maximum_is_refused_naming_it: 400 invalid_request in both languages', async () => {
+    const member = await createMember(app);
+    const response = await call(member.key, { name: 'web_search', arguments: { query: 'too many', maxResults: 50 } });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      code: 'invalid_request',
+      error: { param: 'arguments.maxResults' },
+      message: "arguments.maxResults is 50, above this server's maximum of 10; ask for at most 10 results.",
+      messageZh: 'arguments.maxResults 为 50，超过本服务器的上限 10；最多可请求 10 条结果。',
+    });
   });
 
   it('a provider failure is a 502/503/504 with stage upstream and the quota refunded', async () => {

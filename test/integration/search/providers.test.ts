@@ -90,14 +90,22 @@ describe('searxng provider', () => {
     ]);
   });
 
-  it('applies maxResults, lowering a request above the configured limit with a warning', async () => {
+  it('applies maxResults; one above the configured maximum is refused naming the maximum, not lowered', async () => {
     expect((await searxngService().search('q', { maxResults: 2 })).result.results.map((r) => r.rank)).toEqual([1, 2]);
     const config = parseConfig({ search: { provider: 'searxng', maxResults: 3, cacheSeconds: 0, searxng: { url: searxng.url } } });
     const limited = new SearchService(config, new SearxngProvider(config.search.searxng), new MemorySearchCache());
-    const { result } = await limited.search('q', { maxResults: 40 });
+    const asked = searxng.requests.length;
+    await expect(limited.search('q', { maxResults: 40 })).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: "maxResults is 40, above this server's maximum of 3; ask for at most 3 results.",
+      messageZh: 'maxResults 为 40，超过本服务器的上限 3；最多可请求 3 条结果。',
+      options: { param: 'maxResults' },
+    });
+    expect(searxng.requests.length).toBe(asked);
+    const { result } = await limited.search('q', { maxResults: 3 });
     assertSvcSearchV1(result);
     expect(result.results).toHaveLength(3);
-    expect(result.warnings[0]).toBe("maxResults 40 is above this server's limit; at most 3 results are returned.");
+    expect((await limited.search('q')).result.results).toHaveLength(3);
   });
 
   it('an empty answer is a valid svc.search.v1 with no results', async () => {

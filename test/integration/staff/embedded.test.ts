@@ -1,10 +1,11 @@
 /**
  * The staff console's reads on embedded PGlite (the default without DATABASE_URL): the stats migration ran,
- * `stats` groups a ledger row into its day (in a time zone east of UTC) and `accounts` finds by email.
+ * `stats` groups a ledger row into its day (in a time zone east of UTC), `accounts` finds by email, and
+ * the search box's prefix lookups (text_pattern_ops indexes, `order by … using ~<~`) answer there too.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { insertLedgerRows } from '../../../server/metering/ledger.ts';
-import type { Principal } from '../../../server/modules/identity/principal.ts';
+import type { Principal } from '../../../server/authz/principal.ts';
 import { embeddedMode, startApp, type TestApp } from '../../helpers/app.ts';
 import { ledgerEntry } from '../../helpers/ledger.ts';
 import { seed } from '../../helpers/seed.ts';
@@ -33,4 +34,11 @@ it('stats and account search answer on PGlite', async () => {
 
   const found = await app.app.services.staff.searchAccounts(actor, { search: 'EMBEDDED-BUYER' });
   expect(found.nodes.map((account) => account.id)).toEqual([member.id]);
+
+  const { key, keyId } = await member.withKey('pglite');
+  const search = async (text: string) => (await app.app.services.staffSearch.search(actor, text)).hits.map((hit) => [hit.kind, hit.id]);
+  expect(await search('Embedded-Buyer')).toEqual([['account', member.id]]);
+  expect(await search('@example.co')).toContainEqual(['account', member.id]);
+  expect(await search(key)).toEqual([['api_key', keyId]]);
+  expect(await search(key.slice(0, 11))).toContainEqual(['api_key', keyId]);
 });

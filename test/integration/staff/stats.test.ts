@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Principal } from '../../../server/modules/identity/principal.ts';
+import type { Principal } from '../../../server/authz/principal.ts';
 import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
 import { seed, type Person } from '../../helpers/seed.ts';
 

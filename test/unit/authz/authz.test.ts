@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { actions, type Action } from '../../../server/authz/actions.ts';
 import * as authz from '../../../server/authz/authz.ts';
 import { AppError } from '../../../server/errors/app-error.ts';
-import type { AccountRole } from '../../../server/modules/account/account.entity.ts';
-import type { CredentialKind, Principal } from '../../../server/modules/identity/principal.ts';
+import type { AccountRole } from '../../../server/authz/principal.ts';
+import type { CredentialKind, Principal } from '../../../server/authz/principal.ts';
 
 function actor(role: AccountRole, kind: CredentialKind = 'web_session', accountId = `acct-${role}`): Principal {
   return { accountId, email: `${role}@example.com`, role, payer: { kind: 'account', id: accountId, package: 'free' }, credential: { kind, id: 'cred-1' } };
@@ -27,9 +27,9 @@ const adminActions = staffActions.filter((action) => !supportActions.includes(ac
 describe('authz', () => {
   it('lists the staff actions of DESIGN §8.2 with support and admin split as written', () => {
     expect(supportActions.sort()).toEqual(
-      ['account:disable', 'account:read', 'account:set-package', 'api-key:revoke-any', 'application:review', 'audit:read', 'session:end-any', 'stats:read', 'order:read', 'order:requery'].sort(),
+      ['account:disable', 'account:read', 'account:set-package', 'api-key:revoke-any', 'application:review', 'audit:read', 'session:end-any', 'stats:read', 'order:read', 'order:requery', 'upstream:status', 'mail:dev-outbox:read'].sort(),
     );
-    expect(adminActions.sort()).toEqual(['order:refund', 'pool:override', 'staff:set-role']);
+    expect(adminActions.sort()).toEqual(['credit:mint', 'order:refund', 'pool:override', 'staff:set-role']);
     for (const action of staffActions) expect(actions[action].webSession, action).toBe(true);
   });
 
@@ -96,6 +96,25 @@ describe('authz', () => {
     expect(authz.can(admin, 'session:end-any', { type: 'account', id: admin.accountId, role: 'admin' })).toBe(true);
   });
 
+  it('staff never decide on themselves: their application, their account, an organisation they belong to — and the refusal says which', () => {
+    const support = actor('support');
+    const own = denial(() => authz.assert(support, 'application:review', { type: 'application', id: 'app-1', applicantId: support.accountId }));
+    expect(own.status).toBe(403);
+    expect(own.message).toContain('You submitted application app-1');
+    expect(authz.selfDecisionOf(own)).toBe('own_application');
+    expect(authz.can(support, 'application:review', { type: 'application', id: 'app-2', applicantId: 'someone-else' })).toBe(true);
+    const organisation = (membership: 'member' | 'admin' | 'owner' | null) => ({ type: 'account' as const, id: 'org-1', role: 'member' as const, membership });
+    for (const membership of ['member', 'admin', 'owner'] as const) {
+      const error = denial(() => authz.assert(support, 'account:set-package', organisation(membership)));
+      expect(error.message).toContain(`an organisation you belong to (you are its ${membership})`);
+      expect(authz.selfDecisionOf(error)).toBe('own_organisation');
+    }
+    expect(authz.can(support, 'account:set-package', organisation(null))).toBe(true);
+    expect(authz.selfDecisionOf(denial(() => authz.assert(support, 'account:set-package', { type: 'account', id: support.accountId, role: 'support' })))).toBe('own_account');
+    // Other refusals are not decisions on themselves.
+    expect(authz.selfDecisionOf(denial(() => authz.assert(actor('member'), 'application:review')))).toBeNull();
+  });
+
   it('organisation actions follow the membership role passed in; staff roles give nothing there', () => {
     const org = (membership: 'member' | 'admin' | 'owner' | null) => ({ type: 'organisation' as const, id: 'org-1', membership });
     const member = actor('member');
@@ -104,6 +123,11 @@ describe('authz', () => {
     expect(authz.can(member, 'organisation:keys:create', org('admin'))).toBe(true);
     expect(authz.can(member, 'organisation:members:manage', org('admin'))).toBe(false);
     expect(authz.can(member, 'organisation:members:manage', org('owner'))).toBe(true);
+    // Paying for an organisation: its owner and admins, from a web session.
+    expect(authz.can(member, 'organisation:billing:manage', org('member'))).toBe(false);
+    expect(authz.can(member, 'organisation:billing:manage', org('admin'))).toBe(true);
+    expect(authz.can(member, 'organisation:billing:read', org('owner'))).toBe(true);
+    expect(denial(() => authz.assert(actor('member', 'api_key'), 'organisation:billing:manage', org('owner'))).code).toBe('sign_in_required');
     expect(denial(() => authz.assert(actor('admin'), 'organisation:read', org(null))).message).toContain('not a member of organisation org-1');
     // Reading an organisation works with a key; minting its keys needs the browser.
     expect(authz.can(actor('member', 'api_key'), 'organisation:read', org('owner'))).toBe(true);

@@ -24,6 +24,8 @@ describe('payments config', () => {
     expect(payments.stripe.enabled).toBe(false);
     expect(payments.sandbox.enabled).toBe(true);
     expect(payments.orderTtlMinutes).toBe(120);
+    expect(payments.unverifiedRetentionDays).toBe(7);
+    expect(payments.unverifiedPerMinute).toBe(60);
   });
 
   it('production mode (NODE_ENV=production or server.production) never runs the sandbox', () => {
@@ -82,11 +84,19 @@ describe('payments config', () => {
   it('Stripe sessions need at least 30 minutes: a shorter order lifetime is refused', () => {
     expect(() => parseConfig({ payments: { orderTtlMinutes: 10 } })).toThrow('payments.orderTtlMinutes');
   });
+
+  it.each([
+    [{ unverifiedRetentionDays: 0 }, 'payments.unverifiedRetentionDays'],
+    [{ unverifiedRetentionDays: 1.5 }, 'payments.unverifiedRetentionDays'],
+    [{ unverifiedPerMinute: 0 }, 'payments.unverifiedPerMinute'],
+  ])('%j is refused naming the key', (payments, key) => {
+    expect(() => parseConfig({ payments })).toThrow(`invalid config at ${key}`);
+  });
 });
 
 describe('package prices', () => {
   const withPrices = (prices: unknown) => ({
-    plans: { ...defaultPlans, pro: { ...defaultPlans.pro, packages: [{ id: 'pro', name: 'Paid', price: 9, prices, multiplier: 1 }] } },
+    plans: { ...defaultPlans, pro: { ...defaultPlans.pro, packages: [{ id: 'pro', name: 'Pro', price: 9, prices, multiplier: 1 }] } },
   });
 
   it('defaults: Pro 9 USD / 65 CNY, Max x5 19 / 138, Max x20 39 / 283, all in minor units; Free has none', () => {

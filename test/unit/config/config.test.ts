@@ -44,7 +44,7 @@ describe('config', () => {
     expect(config.server.port).toBe(9100);
     expect(config.database.url).toBe('postgres://db/svc');
     expect(config.redis.url).toBe('redis://cache:6379');
-    expect(config.defaultUpstream).toEqual({ baseUrl: 'http://127.0.0.1:8000/v1', apiKey: 'sk-local' });
+    expect(config.defaultUpstream).toEqual({ baseUrl: 'http://127.0.0.1:8000/v1', apiKey: 'sk-local', modelNames: {}, source: 'env' });
   });
 
   it('SVC_MAIL_LOG_OUTBOX=1 prints the development outbox; anything else leaves it off', () => {
@@ -68,6 +68,9 @@ describe('config', () => {
     [{ media: { storage: { kind: 's3', bucket: 'b', prefix: '../x' } } }, 'media.storage.prefix'],
     [{ media: { retentionDays: 0 } }, 'media.retentionDays'],
     [{ media: { tts: { engine: 'festival' } } }, 'media.tts.engine'],
+    [{ enterprise: { maxOwnedOrganisations: 0 } }, 'enterprise.maxOwnedOrganisations'],
+    [{ gateway: { httpLayer: 'express' } }, 'gateway.httpLayer'],
+    [{ gateway: { upstreamClient: 'fetch' } }, 'gateway.upstreamClient'],
   ])('invalid config %j names its key', (input, key) => {
     expect(() => parseConfig(input)).toThrow(ConfigError);
     expect(() => parseConfig(input)).toThrow(key);

@@ -11,7 +11,13 @@ describe('search config', () => {
       searxng: { timeoutMs: 5000 },
       brave: { apiKeyEnv: 'BRAVE_API_KEY', baseUrl: 'https://api.search.brave.com/res/v1', timeoutMs: 5000 },
       tavily: { apiKeyEnv: 'TAVILY_API_KEY', baseUrl: 'https://api.tavily.com', timeoutMs: 10_000, searchDepth: 'basic', includeAnswer: false },
+      ingest: { allowHttpHosts: [], allowPrivateHosts: [] },
     });
+  });
+
+  it('search.ingest lists hosts by name or IP literal', () => {
+    const { search } = parseConfig({ search: { ingest: { allowHttpHosts: ['docs.intranet', '10.0.0.5'], allowPrivateHosts: ['fd00::5', '[fd00::6]', 'wiki.corp.'] } } });
+    expect(search.ingest).toEqual({ allowHttpHosts: ['docs.intranet', '10.0.0.5'], allowPrivateHosts: ['fd00::5', '[fd00::6]', 'wiki.corp.'] });
   });
 
   it('SVC_SEARCH_URL selects SearXNG at that URL, over the file', () => {
@@ -35,6 +41,9 @@ describe('search config', () => {
     [{ search: { brave: { timeoutMs: 0 } } }, {}, 'search.brave.timeoutMs'],
     [{ search: { tavily: { searchDepth: 'deep' } } }, {}, 'search.tavily.searchDepth'],
     [{ search: { bing: {} } }, {}, 'unknown key search.bing'],
+    [{ search: { ingest: { allowHttpHosts: ['http://docs.intranet'] } } }, {}, 'invalid config at search.ingest.allowHttpHosts.0: expected a host name or IP literal'],
+    [{ search: { ingest: { allowPrivateHosts: ['wiki.corp:8080'] } } }, {}, 'invalid config at search.ingest.allowPrivateHosts.0: expected a host name or IP literal'],
+    [{ search: { ingest: { allowPrivateRanges: [] } } }, {}, 'unknown key search.ingest.allowPrivateRanges'],
     [{ search: { provider: 'brave' } }, {}, 'invalid config at search.brave.apiKeyEnv: the environment variable BRAVE_API_KEY is not set'],
     [{}, { SVC_SEARCH_URL: 'not a url' }, 'invalid config at SVC_SEARCH_URL: expected an http(s) URL of a SearXNG instance, got "not a url"'],
   ])('%j with %j fails naming the key', (input, env, message) => {

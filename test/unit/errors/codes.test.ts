@@ -4,11 +4,13 @@
  * languages from one set of values (a pair whose placeholders differ does not compile).
  */
 import { describe, expect, it } from 'vitest';
-import { AppError, bilingual, placeholdersOf } from '../../../server/errors/app-error.ts';
+import { AppError, bilingual } from '../../../server/errors/app-error.ts';
 import { errorCodes, type ErrorCode } from '../../../server/errors/codes.ts';
 import { envelopeFor } from '../../../server/http/envelope.ts';
 
 const han = /\p{Script=Han}/u;
+/** The `{name}` placeholder names in a template, sorted (bilingual() fills the same pattern). */
+const placeholdersOf = (template: string) => [...new Set(Array.from(template.matchAll(/\{([A-Za-z][A-Za-z0-9_]*)\}/g), (match) => match[1]!))].sort();
 const numbers = (text: string) => (text.match(/\d+(?:\.\d+)?/g) ?? []).sort();
 const rows = Object.entries(errorCodes) as [ErrorCode, (typeof errorCodes)[ErrorCode]][];
 

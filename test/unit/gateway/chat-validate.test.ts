@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AppError } from '../../../server/errors/app-error.ts';
 import { legacyFunctions, MAX_JSON_DEPTH, validateChatRequest } from '../../../server/modules/gateway/chat.validate.ts';
+import { loweredFrom } from '../../../server/modules/gateway/output-cap.ts';
 
 const limits = { maxMessages: 3, maxOutputTokens: (model: string) => (model === 'auto' ? 8192 : model === 'small' ? 100 : undefined) };
 const user = [{ role: 'user', content: 'hi' }];
@@ -38,7 +39,6 @@ describe('validateChatRequest', () => {
     expect(fails({ messages: user, temperature: 3 }).options.param).toBe('temperature');
     expect(fails({ messages: user, top_p: -1 }).options.param).toBe('top_p');
     expect(fails({ messages: user, max_tokens: 1.5 }).options.param).toBe('max_tokens');
-    expect(fails({ model: 'small', messages: user, max_tokens: 101 }).options.param).toBe('max_tokens');
     expect(fails({ messages: [] }).options.param).toBe('messages');
     expect(fails({ messages: [...user, ...user, ...user, ...user] }).options.param).toBe('messages');
     expect(fails({ messages: [{ role: 'wizard', content: 'x' }] }).options.param).toBe('messages[0].role');
@@ -87,11 +87,26 @@ describe('validateChatRequest', () => {
     expect(() => validateChatRequest({ messages: user, tools: [tool], tool_choice: 'required' }, limits)).not.toThrow();
   });
 
-  it('refuses tools with stream: true, unless toolsWithStream is emulate', () => {
+  it('takes tools with stream: true (served by emulation), unless toolsWithStream is reject', () => {
     const tools = [{ type: 'function', function: { name: 'f', parameters: {} } }];
-    expect(fails({ messages: user, stream: true, tools }).code).toBe('tools_require_non_streaming');
-    expect(validateChatRequest({ messages: user, tools }, limits).tools).toEqual(tools);
-    expect(validateChatRequest({ messages: user, stream: true, tools }, { ...limits, toolsWithStream: 'emulate' })).toMatchObject({ stream: true, tools });
+    expect(validateChatRequest({ messages: user, stream: true, tools }, limits)).toMatchObject({ stream: true, tools });
+    expect(validateChatRequest({ messages: user, tools }, { ...limits, toolsWithStream: 'reject' }).tools).toEqual(tools);
+    expect(() => validateChatRequest({ messages: user, stream: true, tools }, { ...limits, toolsWithStream: 'reject' })).toThrow(expect.objectContaining({ code: 'tools_require_non_streaming' }));
+  });
+
+  it("lowers an output cap above the model's to it, marked; refuses it under maxTokens: reject", () => {
+    const lowered = validateChatRequest({ model: 'small', messages: user, max_tokens: 101 }, limits);
+    expect(lowered.max_tokens).toBe(100);
+    expect(lowered[loweredFrom]).toBe(101);
+    expect(JSON.stringify(lowered)).not.toContain('101');
+    const newer = validateChatRequest({ model: 'small', messages: user, max_completion_tokens: 5000 }, limits);
+    expect(newer).toMatchObject({ max_tokens: 100 });
+    expect(newer[loweredFrom]).toBe(5000);
+    const within = validateChatRequest({ model: 'small', messages: user, max_tokens: 100 }, limits);
+    expect(within[loweredFrom]).toBeUndefined();
+    expect(() => validateChatRequest({ model: 'small', messages: user, max_tokens: 101 }, { ...limits, maxTokens: 'reject' })).toThrow(
+      expect.objectContaining({ code: 'invalid_request', options: expect.objectContaining({ param: 'max_tokens' }), message: 'max_tokens must be at most 100 for model small.' }),
+    );
   });
 
   it('forwards the fields it does not own, as sent', () => {

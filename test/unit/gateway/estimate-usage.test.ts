@@ -6,6 +6,7 @@
 import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
 import { describe, expect, it } from 'vitest';
 import { estimateChatUsage, type ChatCall } from '../../../server/modules/gateway/chat.executor.ts';
+import { countPromptTokens, quickPromptTokens, TokenEstimate } from '../../../server/modules/gateway/token-estimate.ts';
 
 function call(prompt: string, produced: string): ChatCall {
   return {
@@ -43,4 +44,15 @@ describe('estimateChatUsage', () => {
     expect(usage.prompt_tokens).toBeGreaterThanOrEqual(countTokens(prompt.slice(0, 4000)) * 100 * 0.9);
     expect(usage.completion_tokens).toBeGreaterThanOrEqual(50_000 / 8);
   }, 120_000);
+
+  it('the quick prompt estimate of crash checkpoints: near the count for English, below it for code and other scripts', () => {
+    const exact = (text: string) => countPromptTokens(new TokenEstimate(countTokens), [{ content: text }]);
+    const quick = (text: string) => quickPromptTokens([{ content: text }]);
+    const english = 'The quick brown fox jumps over the lazy dog. Sure: here is a short answer, with a list.\n- one\n- two\n'.repeat(40);
+    expect(quick(english) / exact(english)).toBeGreaterThan(0.85);
+    expect(quick(english) / exact(english)).toBeLessThan(1.15);
+    for (const text of ['敏捷的棕色狐狸跳过了懒狗。'.repeat(50), 'function add(a, b) {\n  return a + b;\n}\n'.repeat(30), 'Съешь же ещё этих мягких французских булок. '.repeat(30)]) {
+      expect(quick(text)).toBeLessThanOrEqual(exact(text));
+    }
+  });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { unversionedMembershipUrl } from '../../../server/app.ts';
-import { openAiDuration } from '../../../server/modules/rate-limit/rate-limit.service.ts';
+import { openAiDuration } from '../../../server/rate-limit/rate-limit.service.ts';
 
 describe('compatibility helpers', () => {
   it('/api/membership/v1 answers as /api/membership', () => {

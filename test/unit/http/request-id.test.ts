@@ -3,7 +3,7 @@
  * well formed and none repeats, across several refills of the pool; a client's well-formed id is kept.
  */
 import { describe, expect, it } from 'vitest';
-import { newRequestId, requestIdFrom } from '../../../server/http/request-id.ts';
+import { newRequestId, requestIdFrom } from '../../../server/infra/request-id.ts';
 
 describe('request ids', () => {
   it('are mbr_ and 26 URL-safe characters, all different across refills of the pool', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../server/config/config.ts';
 import { Admission, type AdmissionDeps } from '../../../server/metering/admission.ts';
-import type { Principal } from '../../../server/modules/identity/principal.ts';
+import type { Principal } from '../../../server/authz/principal.ts';
 
 // `rateRules` reads only the config; the other dependencies are for admitting.
 const admission = new Admission({ config: parseConfig({}) } as AdmissionDeps);

@@ -28,6 +28,17 @@ describe('PoolWindows', () => {
     expect(ny.day.resetsAt.toISOString()).toBe('2026-11-02T05:00:00.000Z');
   });
 
+  it('a day whose midnight falls in a daylight-saving gap starts when the day before ends, not an hour early', () => {
+    // Havana jumps 00:00 → 01:00 on 2027-03-14: the pools of the 13th last until 01:00 CDT (05:00Z).
+    const havana = new PoolWindows('America/Havana');
+    const saturday = havana.at(Date.parse('2027-03-13T12:00:00Z'));
+    const sunday = havana.at(Date.parse('2027-03-14T12:00:00Z'));
+    expect(sunday.day.key).toBe('d2027-03-14');
+    expect(saturday.day.resetsAt.toISOString()).toBe('2027-03-14T05:00:00.000Z');
+    expect(sunday.day.startsAt.toISOString()).toBe('2027-03-14T05:00:00.000Z');
+    expect(havana.at(Date.parse('2027-03-14T04:30:00Z')).day.key).toBe('d2027-03-13');
+  });
+
   it('caches until the day resets', () => {
     const windows = new PoolWindows('UTC');
     const a = windows.current(Date.parse('2026-11-21T10:00:00Z'));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LocalGcra } from '../../../server/modules/rate-limit/gcra.ts';
+import { LocalGcra } from '../../../server/rate-limit/gcra.ts';
 
 describe('LocalGcra', () => {
   it('allows a burst of `limit`, then one per emission interval', () => {

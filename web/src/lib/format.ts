@@ -43,15 +43,15 @@ function cached<T extends Intl.NumberFormat | Intl.DateTimeFormat | Intl.Duratio
  * currency, which gets its symbol ("¥65.00" in Chinese). All of the server's digits are kept (prices
  * go down to micro-units); at least the currency's usual two.
  */
-export function formatMoney(money: MoneyLike, language: Language): string {
+export function formatMoney(money: MoneyLike, language: Language, maximumFractionDigits = 6): string {
   const locale = intlLocale(language);
   const display = homeCurrency[language] === money.currency ? 'symbol' : 'code';
-  const formatter = cached(`money|${locale}|${money.currency}|${display}`, () => {
+  const formatter = cached(`money|${locale}|${money.currency}|${display}|${maximumFractionDigits}`, () => {
     try {
-      return new Intl.NumberFormat(locale, { style: 'currency', currency: money.currency, currencyDisplay: display, maximumFractionDigits: 6 });
+      return new Intl.NumberFormat(locale, { style: 'currency', currency: money.currency, currencyDisplay: display, maximumFractionDigits });
     } catch {
       // A currency code Intl does not know: still show the amount, as a plain number.
-      return new Intl.NumberFormat(locale, { minimumFractionDigits: 2, maximumFractionDigits: 6 });
+      return new Intl.NumberFormat(locale, { minimumFractionDigits: 2, maximumFractionDigits });
     }
   });
   // A decimal string is formatted exactly (Intl.NumberFormat v3), with no binary rounding on the way.
@@ -135,6 +135,13 @@ export function formatMilliseconds(ms: number, language: Language): string {
   return cached(`ms|${locale}`, () => new Intl.NumberFormat(locale, { style: 'unit', unit: 'millisecond', unitDisplay: 'short', maximumFractionDigits: 0 })).format(ms);
 }
 
+/** "1.24 s" / "1.24秒": how long a request took, to the hundredth of a second (at least 0.01 s when it took any time). */
+export function formatSeconds(seconds: number, language: Language): string {
+  const locale = intlLocale(language);
+  const shown = seconds > 0 && seconds < 0.01 ? 0.01 : seconds;
+  return cached(`s|${locale}`, () => new Intl.NumberFormat(locale, { style: 'unit', unit: 'second', unitDisplay: 'short', minimumFractionDigits: 2, maximumFractionDigits: 2 })).format(shown);
+}
+
 /** Share of a pool used, as people read it: "0%", "<0.1%", "12.5%", "100%". */
 export function formatShare(usedMicros: number, limitMicros: number, language: Language): string {
   const locale = intlLocale(language);
@@ -193,6 +200,8 @@ export function formatAlternatives(items: string[], language: Language): string 
 export interface Formatters {
   language: Language;
   money(money: MoneyLike): string;
+  /** An amount below a micro-unit kept to the digit (a cost's exact subtotals: "USD 0.000051828"). */
+  exactMoney(money: MoneyLike): string;
   discount(fraction: number): string;
   percent(fraction: number): string;
   tokenCount(tokens: number): string;
@@ -202,6 +211,7 @@ export interface Formatters {
   day(date: string, options?: { weekday?: boolean; year?: boolean }): string;
   integer(value: number): string;
   milliseconds(ms: number): string;
+  seconds(seconds: number): string;
   share(usedMicros: number, limitMicros: number): string;
   dateTime(iso: string): string;
   zonedDateTime(iso: string, timeZone: string): string;
@@ -214,6 +224,7 @@ export function formatters(language: Language): Formatters {
   return {
     language,
     money: (money) => formatMoney(money, language),
+    exactMoney: (money) => formatMoney(money, language, 12),
     discount: (fraction) => formatDiscount(fraction, language),
     percent: (fraction) => formatPercent(fraction, language),
     tokenCount: (tokens) => formatTokenCount(tokens, language),
@@ -223,6 +234,7 @@ export function formatters(language: Language): Formatters {
     day: (date, options) => formatDay(date, language, options),
     integer: (value) => formatInteger(value, language),
     milliseconds: (ms) => formatMilliseconds(ms, language),
+    seconds: (value) => formatSeconds(value, language),
     share: (used, limit) => formatShare(used, limit, language),
     dateTime: (iso) => formatDateTime(iso, language),
     zonedDateTime: (iso, timeZone) => formatZonedDateTime(iso, timeZone, language),

@@ -8,7 +8,7 @@ import i18next from 'i18next';
 import { initReactI18next } from 'react-i18next';
 import { isLanguage, languages, matchLanguage, type Language } from './languages.ts';
 
-export { isLanguage, languageNames, languages, matchLanguage, type Language } from './languages.ts';
+export { isLanguage, languageNames, languages, type Language } from './languages.ts';
 
 const cookieName = 'svc_locale';
 const cookieMaxAge = 400 * 24 * 60 * 60;
@@ -62,11 +62,6 @@ void i18n.use(initReactI18next).init({
   initAsync: false,
   returnNull: false,
 });
-
-/** The current language, narrowed (i18next would report any string). */
-export function currentLanguage(): Language {
-  return isLanguage(i18n.language) ? i18n.language : 'en';
-}
 
 const applyToDocument = (language: string) => {
   document.documentElement.lang = language;

@@ -46,9 +46,34 @@ export interface PaymentNotice {
   raw: unknown;
 }
 
-/** What a verified notification said. Events that concern no order (refund updates, other Stripe events) are `ignored`. */
+/** Where a refund is at its provider: money returned, given up (WeChat Pay CLOSED / ABNORMAL), or on its way. */
+export type RefundStatus = 'succeeded' | 'failed' | 'pending';
+
+/** A verified statement by a provider about one refund of an order. Amounts are integer minor units. */
+export interface RefundNotice {
+  provider: PaymentProviderId;
+  /** Our order id (`out_trade_no`). */
+  orderId: string;
+  /** Our id of the refund (WeChat `out_refund_no`): `<order id>R<attempt>`. */
+  refundId: string;
+  providerRefundId: string | null;
+  /** How much it returns. */
+  amountMinor: number;
+  /** The merchant that refunds: WeChat `mchid`; null where the answer carries none. */
+  merchantId: string | null;
+  status: RefundStatus;
+  /** The provider's own word for the state (SUCCESS, CLOSED, ABNORMAL, PROCESSING, …). */
+  providerStatus: string;
+  /** The provider's id of this notification; `query-refund:…` for query results. */
+  eventId: string;
+  source: 'notify' | 'query';
+  raw: unknown;
+}
+
+/** What a verified notification said. Events that concern no order (other Stripe events) are `ignored`. */
 export type ParsedNotification =
   | { kind: 'notice'; notice: PaymentNotice }
+  | { kind: 'refund'; refund: RefundNotice }
   | { kind: 'ignored'; eventId: string; reason: string; raw: unknown };
 
 export const verificationFailures = [
@@ -88,7 +113,7 @@ export interface ProviderOrder {
   id: string;
   amountMinor: number;
   currency: string;
-  /** Shown to the payer (e.g. "svc Paid — 1 month"). */
+  /** Shown to the payer (e.g. "svc Pro — 1 month"). */
   description: string;
   createdAt: Date;
   expiresAt: Date;
@@ -122,8 +147,14 @@ export interface RefundRequest {
 export interface RefundResult {
   /** The provider's id of the refund, when it gives one. */
   providerRefundId: string | null;
-  /** `pending`: accepted, money still on its way (WeChat Pay `PROCESSING`). */
-  status: 'succeeded' | 'pending';
+  /**
+   * `pending`: accepted, money still on its way (WeChat Pay `PROCESSING`): the order stays
+   * `refund_pending` until a notice or a query says `succeeded`. `failed`: the provider gave this refund up
+   * (WeChat Pay `CLOSED` / `ABNORMAL`); a new attempt needs a new refund id.
+   */
+  status: RefundStatus;
+  /** The provider's own word for the state, when it is not plain success. */
+  providerStatus?: string;
 }
 
 export interface PaymentProvider {
@@ -141,6 +172,11 @@ export interface PaymentProvider {
   /** Makes an unpaid order unpayable at the provider before it expires here. */
   close(order: ProviderOrder): Promise<void>;
   refund(order: ProviderOrder, refund: RefundRequest): Promise<RefundResult>;
+  /**
+   * Asks where a refund is (providers whose refunds can be `pending`): a notice (`source: 'query'`), or null
+   * if the provider knows no such refund.
+   */
+  queryRefund?(order: ProviderOrder, refund: { refundId: string; providerRefundId: string | null }): Promise<RefundNotice | null>;
   /** The answer after the notice was stored and committed. */
   ackSuccess(): NotificationAck;
   /** The answer when it was not verified (`rejected`) or could not be stored (`error`): the provider retries. */

@@ -19,8 +19,10 @@ import {
   type PaymentStart,
   type ProviderOrder,
   type RawNotification,
+  type RefundNotice,
   type RefundRequest,
   type RefundResult,
+  type RefundStatus,
 } from './provider.ts';
 
 export const stripeToleranceSeconds = 300;
@@ -167,12 +169,37 @@ export class StripeProvider implements PaymentProvider {
         { payment_intent: intent, amount: refund.amountMinor, metadata: { order_id: order.id, reason: refund.reason.slice(0, 500) } },
         { idempotencyKey: `svc-refund-${refund.refundId}` },
       );
-      if (result.status === 'failed' || result.status === 'canceled') throw new ProviderCallError(`refund ${result.status}`);
-      return { providerRefundId: result.id, status: result.status === 'succeeded' ? 'succeeded' : 'pending' };
+      return { providerRefundId: result.id, status: refundStatus(result.status), providerStatus: result.status ?? '' };
     } catch (error) {
       if (error instanceof ProviderCallError) throw error;
       throw new ProviderCallError(`refund: ${(error as Error).message}`, { cause: error });
     }
+  }
+
+  /** A pending refund (some payment methods settle refunds later) asked about by its Stripe id. */
+  async queryRefund(order: ProviderOrder, refund: { refundId: string; providerRefundId: string | null }): Promise<RefundNotice | null> {
+    if (!refund.providerRefundId) return null;
+    let found: Stripe.Refund;
+    try {
+      found = await (await this.#api()).refunds.retrieve(refund.providerRefundId);
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode === 404) return null;
+      throw new ProviderCallError(`retrieve refund: ${(error as Error).message}`, { cause: error });
+    }
+    if (found.metadata?.order_id !== order.id) throw new ProviderCallError('refund query answered about another order');
+    return {
+      provider: 'stripe',
+      orderId: order.id,
+      refundId: refund.refundId,
+      providerRefundId: found.id,
+      amountMinor: found.amount,
+      merchantId: null,
+      status: refundStatus(found.status),
+      providerStatus: found.status ?? '',
+      eventId: `query-refund:${found.id}:${found.status ?? ''}`,
+      source: 'query',
+      raw: found,
+    };
   }
 
   ackSuccess(): NotificationAck {
@@ -184,6 +211,10 @@ export class StripeProvider implements PaymentProvider {
       ? { status: 400, contentType: 'application/json', body: '{"error":"signature verification failed"}' }
       : { status: 500, contentType: 'application/json', body: '{"error":"temporarily unable to process"}' };
   }
+}
+
+function refundStatus(status: string | null | undefined): RefundStatus {
+  return status === 'succeeded' ? 'succeeded' : status === 'failed' || status === 'canceled' ? 'failed' : 'pending';
 }
 
 function eventStatus(type: string, session: SessionFields): PaymentNotice['status'] | null {

@@ -24,12 +24,26 @@ import {
   type PaymentStart,
   type ProviderOrder,
   type RawNotification,
+  type RefundNotice,
   type RefundRequest,
   type RefundResult,
+  type RefundStatus,
 } from './provider.ts';
 
 /** How far `Wechatpay-Timestamp` may be from our clock (WeChat Pay's own guidance: 5 minutes). */
 export const wechatTimestampWindowSeconds = 300;
+
+/** A refund as WeChat Pay describes it: in a REFUND.* notice's resource, and in a refund query's answer. */
+interface Refund {
+  mchid?: string;
+  out_trade_no?: string;
+  out_refund_no?: string;
+  refund_id?: string;
+  /** Notices call it `refund_status`; query and create answers `status`. */
+  refund_status?: string;
+  status?: string;
+  amount?: { total?: number; refund?: number };
+}
 
 interface Transaction {
   appid?: string;
@@ -97,6 +111,9 @@ export class WechatProvider implements PaymentProvider {
       throw new NotificationError('malformed', 'id, event_type or resource is missing');
     }
     const plaintext = this.decryptResource(event.resource);
+    if (event.event_type.startsWith('REFUND.')) {
+      return { kind: 'refund', refund: this.#refundNotice(plaintext as Refund, event.id, 'notify') };
+    }
     if (event.event_type !== 'TRANSACTION.SUCCESS') {
       return { kind: 'ignored', eventId: event.id, reason: `event ${event.event_type} changes no order`, raw: plaintext };
     }
@@ -147,13 +164,24 @@ export class WechatProvider implements PaymentProvider {
       // Same out_refund_no on a retry = the same refund, never a second one.
       out_refund_no: refund.refundId,
       reason: refund.reason.slice(0, 80),
+      // Where WeChat Pay says how a PROCESSING refund ended (REFUND.SUCCESS, .CLOSED, .ABNORMAL).
+      notify_url: this.#notifyUrl,
       amount: { refund: refund.amountMinor, total: order.amountMinor, currency: 'CNY' },
     });
-    const result = data as { refund_id?: string; status?: string } | null;
+    const result = data as Refund | null;
     if (status !== 200 || !result) throw new ProviderCallError(`refund failed: HTTP ${status} ${describe(data)}`);
-    if (result.status === 'SUCCESS') return { providerRefundId: result.refund_id ?? null, status: 'succeeded' };
-    if (result.status === 'PROCESSING') return { providerRefundId: result.refund_id ?? null, status: 'pending' };
-    throw new ProviderCallError(`refund ${result.status ?? 'failed'}`);
+    const providerStatus = result.status ?? '';
+    return { providerRefundId: result.refund_id ?? null, status: refundStatus(providerStatus), providerStatus };
+  }
+
+  async queryRefund(order: ProviderOrder, refund: { refundId: string }): Promise<RefundNotice | null> {
+    const { status, data } = await this.#call('GET', `/v3/refund/domestic/refunds/${encodeURIComponent(refund.refundId)}`);
+    if (status === 404 && (data as { code?: string } | null)?.code === 'RESOURCE_NOT_EXISTS') return null;
+    if (status !== 200) throw new ProviderCallError(`refund query failed: HTTP ${status} ${describe(data)}`);
+    const answer = data as Refund;
+    if (answer.out_refund_no !== refund.refundId || answer.out_trade_no !== order.id) throw new ProviderCallError('refund query answered about another refund');
+    // The query answer names no merchant: it is ours, since only our signed request could ask.
+    return this.#refundNotice({ ...answer, mchid: this.merchantId }, `query-refund:${answer.refund_id ?? refund.refundId}:${answer.status ?? ''}`, 'query');
   }
 
   ackSuccess(): NotificationAck {
@@ -184,6 +212,27 @@ export class WechatProvider implements PaymentProvider {
       eventId,
       source,
       raw: transaction,
+    };
+  }
+
+  #refundNotice(refund: Refund, eventId: string, source: 'notify' | 'query'): RefundNotice {
+    const amount = refund.amount?.refund;
+    const providerStatus = refund.refund_status ?? refund.status;
+    if (typeof refund.out_trade_no !== 'string' || typeof refund.out_refund_no !== 'string' || typeof providerStatus !== 'string' || !Number.isSafeInteger(amount) || (amount as number) < 0) {
+      throw new NotificationError('malformed', 'out_trade_no, out_refund_no, refund status or amount.refund is missing');
+    }
+    return {
+      provider: 'wechat',
+      orderId: refund.out_trade_no,
+      refundId: refund.out_refund_no,
+      providerRefundId: refund.refund_id ?? null,
+      amountMinor: amount as number,
+      merchantId: refund.mchid ?? null,
+      status: refundStatus(providerStatus),
+      providerStatus,
+      eventId,
+      source,
+      raw: refund,
     };
   }
 
@@ -275,6 +324,19 @@ function tradeState(state: string | undefined): PaymentNotice['status'] {
       return 'failed';
     default:
       return 'pending'; // NOTPAY, USERPAYING, ACCEPT
+  }
+}
+
+/** WeChat Pay's refund states: SUCCESS is money returned; CLOSED and ABNORMAL are given up; the rest (PROCESSING) wait. */
+function refundStatus(status: string): RefundStatus {
+  switch (status) {
+    case 'SUCCESS':
+      return 'succeeded';
+    case 'CLOSED':
+    case 'ABNORMAL':
+      return 'failed';
+    default:
+      return 'pending';
   }
 }
 

@@ -2,24 +2,25 @@
  * The speech formats (`response_format`: mp3 default, opus, flac, wav, pcm) and the one pipeline every
  * audio response goes through: PCM chunks → resample to 24 kHz mono → encoder → a byte stream that can be
  * piped to the client as it is produced. `transcodeAudio` puts a decoder in front, for an engine or
- * upstream that produced another format than the one asked for.
+ * upstream that produced another format than the one asked for, or relays an upstream's bytes untouched
+ * when they already are in that format.
+ *
+ * Either way the audio stops at `maxSeconds` (what was reserved for it): PCM is cut to the sample, relayed
+ * bytes at a frame or page (framing.ts). What is delivered never plays longer than that, and `seconds`
+ * counts exactly what was delivered.
  */
 import { once } from 'node:events';
 import { Readable } from 'node:stream';
 import { mediaTypes } from '../media.types.ts';
 import type { AudioEncoder } from './audio.encoder.ts';
 import { FlacEncoder } from './flac.ts';
+import type { AudioFormat } from './format.ts';
+import { createFramer } from './framers.ts';
+import { UnreadableAudio, type AudioUnit } from './framing.ts';
 import { Mp3Encoder } from './mp3.ts';
 import { OggOpusEncoder } from './opus.ts';
 import { downmix, floatToInt16, outputSampleRate, resampled, type PcmChunk } from './pcm.ts';
 import { bytesToInt16, int16ToBytes, WavDecoder, WavEncoder } from './wav.ts';
-
-export const audioFormats = ['mp3', 'opus', 'flac', 'wav', 'pcm'] as const;
-export type AudioFormat = (typeof audioFormats)[number];
-
-export function isAudioFormat(value: string): value is AudioFormat {
-  return (audioFormats as readonly string[]).includes(value);
-}
 
 /** The `content-type` of each format, the same one `/v1/media` serves a stored file with. */
 export function audioContentType(format: AudioFormat): string {
@@ -41,18 +42,24 @@ function createEncoder(format: AudioFormat, sampleRate: number): AudioEncoder {
   }
 }
 
+/** Where audio stops: the seconds reserved for it. */
+export interface AudioLimit {
+  /** At most this many seconds are delivered; more from the source is cut off (default: no limit). */
+  maxSeconds?: number;
+}
+
 /**
  * Audio on its way out. `body` is a byte stream (pull-based: nothing is encoded faster than it is read,
  * beyond what the source has already produced); destroying it stops the source (the engine stops
  * synthesising, the upstream body is cancelled). `seconds` is the audio length that has gone through so
- * far, final once `body` has ended: what speech is billed by.
+ * far, final once `body` has ended: what speech is billed by. `trimmed` says the source had more than
+ * `maxSeconds` and was cut off there.
  */
 export class EncodedAudio {
   readonly format: AudioFormat;
   readonly contentType: string;
   readonly body: Readable;
-  /** Set when a relayed stream could not be decoded to measure it (its bytes were still passed on). */
-  measureError: Error | null = null;
+  trimmed = false;
   private secondsSoFar = 0;
   private readonly finalizer: ((file: Buffer) => Buffer) | undefined;
 
@@ -63,16 +70,25 @@ export class EncodedAudio {
     this.body = Readable.from(bytes(this), { objectMode: false });
   }
 
-  /** Encodes PCM (any rate; resampled to 24 kHz mono) as `format`. */
-  static fromPcm(pcm: AsyncIterable<PcmChunk>, format: AudioFormat): EncodedAudio {
+  /** Encodes PCM (any rate; resampled to 24 kHz mono) as `format`, at most `maxSeconds` of it. */
+  static fromPcm(pcm: AsyncIterable<PcmChunk>, format: AudioFormat, limit: AudioLimit = {}): EncodedAudio {
     const encoder = createEncoder(format, outputSampleRate);
+    const maxSamples = Math.floor((limit.maxSeconds ?? Infinity) * outputSampleRate + 1e-6);
     return new EncodedAudio(
       format,
       async function* (audio) {
+        let count = 0;
         try {
           for await (const samples of resampled(pcm, outputSampleRate)) {
-            audio.secondsSoFar += samples.length / outputSampleRate;
-            yield* asBuffers(encoder.write(samples));
+            const kept = count + samples.length > maxSamples ? samples.subarray(0, maxSamples - count) : samples;
+            count += kept.length;
+            audio.secondsSoFar = count / outputSampleRate;
+            yield* asBuffers(encoder.write(kept));
+            if (kept.length < samples.length) {
+              // Leaving the loop ends the source: the engine stops, the upstream body is cancelled.
+              audio.trimmed = true;
+              break;
+            }
           }
           yield* asBuffers(encoder.end());
         } finally {
@@ -83,27 +99,51 @@ export class EncodedAudio {
     );
   }
 
-  /** Passes bytes already in `format` through untouched, decoding a copy alongside to measure their length. */
-  static relay(bytes: AsyncIterable<Uint8Array>, format: AudioFormat, pcmSampleRate = outputSampleRate): EncodedAudio {
+  /**
+   * Passes bytes already in `format` through untouched, a whole frame or page at a time, counting the
+   * samples each plays, up to `maxSeconds`. Headers wait for the first audio, so a stream with none is an
+   * error before anything was sent. Throws `UnreadableAudio` for bytes that are not `format`.
+   */
+  static relay(bytes: AsyncIterable<Uint8Array>, format: Exclude<AudioFormat, 'pcm'>, limit: AudioLimit = {}): EncodedAudio {
+    const maxSeconds = limit.maxSeconds ?? Infinity;
     return new EncodedAudio(format, async function* (audio) {
-      const decoder = await createDecoder(format, pcmSampleRate);
-      const measure = async (decode: () => Promise<PcmChunk[]>) => {
-        if (audio.measureError) return;
-        try {
-          for (const chunk of await decode()) audio.secondsSoFar += chunk.samples.length / chunk.sampleRate;
-        } catch (error) {
-          audio.measureError = error as Error;
+      const framer = createFramer(format, maxSeconds);
+      const count = new SampleCount();
+      /** Bytes ready to go: headers wait here until the first unit that plays. */
+      let ready: Buffer[] = [];
+      /** Takes the units up to the limit; false once it is reached. */
+      const take = (units: AudioUnit[]): boolean => {
+        for (const unit of units) {
+          const left = unit.samples === 0 ? Infinity : count.left(maxSeconds, unit.sampleRate);
+          const kept = unit.samples <= left ? unit.bytes : unit.cut?.(left);
+          if (kept) ready.push(kept);
+          if (kept && unit.samples > 0) {
+            count.add(Math.min(unit.samples, left), unit.sampleRate);
+            audio.secondsSoFar = count.seconds;
+          }
+          if (unit.samples > left) {
+            audio.trimmed = true;
+            return false;
+          }
         }
+        return true;
       };
-      try {
-        for await (const chunk of bytes) {
-          await measure(() => decoder.push(chunk));
-          yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-        }
-        await measure(() => decoder.end());
-      } finally {
-        decoder.free();
+      const send = () => {
+        if (audio.secondsSoFar === 0) return [];
+        const out = ready;
+        ready = [];
+        return out;
+      };
+      let more = true;
+      for await (const chunk of bytes) {
+        more = take(framer.push(chunk));
+        yield* send();
+        // Leaving the loop cancels the upstream body.
+        if (!more) break;
       }
+      if (more) take(framer.end());
+      yield* send();
+      if (audio.secondsSoFar === 0) throw new UnreadableAudio(`no ${format} audio in what was sent`);
     });
   }
 
@@ -131,22 +171,43 @@ export class EncodedAudio {
   }
 }
 
+/** Samples counted in whole numbers at the stream's rate, so that a limit is met exactly, not within float noise. */
+class SampleCount {
+  #earlier = 0;
+  #samples = 0;
+  #rate = 0;
+
+  get seconds(): number {
+    return this.#earlier + (this.#rate === 0 ? 0 : this.#samples / this.#rate);
+  }
+
+  /** Samples at `rate` that still fit within `maxSeconds`. */
+  left(maxSeconds: number, rate: number): number {
+    return Math.max(0, Math.floor((maxSeconds - this.seconds) * rate + 1e-6));
+  }
+
+  add(samples: number, rate: number): void {
+    if (rate !== this.#rate) {
+      this.#earlier = this.seconds;
+      this.#samples = 0;
+      this.#rate = rate;
+    }
+    this.#samples += samples;
+  }
+}
+
 function* asBuffers(chunks: Uint8Array[]): Generator<Buffer> {
   for (const bytes of chunks) if (bytes.length > 0) yield Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-export function encodeAudio(pcm: AsyncIterable<PcmChunk>, format: AudioFormat): EncodedAudio {
-  return EncodedAudio.fromPcm(pcm, format);
-}
-
 /**
- * Audio an engine or upstream produced as `from`, delivered as `to`: re-encoded when they differ, passed
- * through (and measured) when they are the same. `pcm` input is 16-bit mono at `pcmSampleRate`
- * (OpenAI's 24 kHz unless said otherwise).
+ * Audio an engine or upstream produced as `from`, delivered as `to`, at most `limit.maxSeconds` of it:
+ * re-encoded when they differ, passed through (and counted frame by frame) when they are the same. `pcm`
+ * input is 16-bit mono at `pcmSampleRate` (OpenAI's 24 kHz unless said otherwise).
  */
-export function transcodeAudio(bytes: AsyncIterable<Uint8Array>, from: AudioFormat, to: AudioFormat, pcmSampleRate = outputSampleRate): EncodedAudio {
-  if (from === to && from !== 'pcm') return EncodedAudio.relay(bytes, from);
-  return EncodedAudio.fromPcm(decodeAudio(bytes, from, pcmSampleRate), to);
+export function transcodeAudio(bytes: AsyncIterable<Uint8Array>, from: AudioFormat, to: AudioFormat, limit: AudioLimit = {}, pcmSampleRate = outputSampleRate): EncodedAudio {
+  if (from === to && from !== 'pcm') return EncodedAudio.relay(bytes, from, limit);
+  return EncodedAudio.fromPcm(decodeAudio(bytes, from, pcmSampleRate), to, limit);
 }
 
 /** Decodes a byte stream in `from` to PCM chunks, as the bytes arrive. */

@@ -227,7 +227,7 @@ function utf8Number(value: number): number[] {
   return bytes;
 }
 
-function crc8(bytes: Uint8Array): number {
+export function crc8(bytes: Uint8Array): number {
   let crc = 0;
   for (const byte of bytes) {
     crc ^= byte;
@@ -236,12 +236,20 @@ function crc8(bytes: Uint8Array): number {
   return crc;
 }
 
-function crc16(bytes: Uint8Array): number {
-  let crc = 0;
-  for (const byte of bytes) {
-    crc ^= byte << 8;
+const crc16Table = (() => {
+  const table = new Uint16Array(256);
+  for (let byte = 0; byte < 256; byte++) {
+    let crc = byte << 8;
     for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x8005) & 0xffff : (crc << 1) & 0xffff;
+    table[byte] = crc;
   }
+  return table;
+})();
+
+/** FLAC's frame CRC-16 (polynomial 0x8005, initial 0), a byte at a time: the relay checks every frame it passes. */
+export function crc16(bytes: Uint8Array): number {
+  let crc = 0;
+  for (const byte of bytes) crc = ((crc << 8) & 0xffff) ^ crc16Table[(crc >> 8) ^ byte]!;
   return crc;
 }
 

@@ -141,7 +141,7 @@ const crcTable = (() => {
 })();
 
 /** Ogg's CRC-32: polynomial 0x04C11DB7, not reflected, initial value 0. */
-function oggCrc(bytes: Uint8Array): number {
+export function oggCrc(bytes: Uint8Array): number {
   let crc = 0;
   for (const byte of bytes) crc = ((crc << 8) ^ crcTable[((crc >>> 24) ^ byte) & 0xff]!) >>> 0;
   return crc;

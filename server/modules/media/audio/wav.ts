@@ -115,7 +115,7 @@ export class WavDecoder {
   }
 }
 
-function parseFmt(fmt: Buffer): WavFormat {
+export function parseFmt(fmt: Buffer): WavFormat {
   let tag = fmt.readUInt16LE(0);
   const channels = fmt.readUInt16LE(2);
   const sampleRate = fmt.readUInt32LE(4);

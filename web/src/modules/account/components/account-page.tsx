@@ -47,7 +47,7 @@ export function AccountPage() {
               )}
             </p>
             <p>
-              <Link to="/account/usage">{t('usageLink')}</Link>
+              <Link to="/account/usage">{t('usageLink')}</Link> · <Link to="/account/credits">{t('creditsLink')}</Link>
             </p>
             <button type="button" className="button button--ghost" disabled={signOutState.loading} onClick={() => void leave()}>
               {signOutState.loading ? t('signingOut') : t('signOut')}

@@ -1,4 +1,7 @@
-/** Personal API keys: create (the token is shown once, with a copy button), list by prefix, revoke. */
+/**
+ * Personal API keys: create (the token is shown once, with a copy button) with optional limits, list by
+ * prefix with today's and this month's spend drawn against the key's caps, change a key's limits, revoke.
+ */
 import { useMutation, useQuery } from '@apollo/client/react';
 import { useId, useState, type FormEvent } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
@@ -8,6 +11,8 @@ import { useRowAction } from '../../shell/hooks/use-row-action.ts';
 import { API_KEYS_QUERY } from '../graphql/api-keys.query.ts';
 import { CREATE_API_KEY } from '../graphql/create-api-key.mutation.ts';
 import { REVOKE_API_KEY } from '../graphql/revoke-api-key.mutation.ts';
+import { UPDATE_API_KEY } from '../graphql/update-api-key.mutation.ts';
+import { KeyLimitFields, KeyLimitsEditor, KeyLimitSummary, KeySpend, limitsInput, useLimitDraft } from './key-limits.tsx';
 import { KeyTable, NewKeyNotice } from './key-table.tsx';
 
 export function ApiKeysSection() {
@@ -18,7 +23,10 @@ export function ApiKeysSection() {
   const { data, loading, error, refetch } = useQuery(API_KEYS_QUERY, { notifyOnNetworkStatusChange: true });
   const [create, createState] = useMutation(CREATE_API_KEY);
   const [revoke] = useMutation(REVOKE_API_KEY);
+  const [update] = useMutation(UPDATE_API_KEY);
   const [name, setName] = useState('');
+  const [draft, setDraft] = useLimitDraft(null);
+  const [editing, setEditing] = useState<string | null>(null);
   const [created, setCreated] = useState<{ token: string; name: string } | null>(null);
   const [problem, setProblem] = useState<unknown>(null);
   const [revoking, runOnRow] = useRowAction(setProblem);
@@ -27,10 +35,11 @@ export function ApiKeysSection() {
     event.preventDefault();
     setProblem(null);
     try {
-      const result = await create({ variables: { name } });
+      const result = await create({ variables: { name, limits: limitsInput(draft) } });
       const minted = result.data!.createApiKey;
       setCreated({ token: minted.token, name: minted.key.name });
       setName('');
+      setDraft({ budgetDay: '', budgetMonth: '', rpm: '', models: '', expires: '' });
       await refetch();
     } catch (caught) {
       setProblem(caught);
@@ -61,8 +70,31 @@ export function ApiKeysSection() {
         <button type="submit" className="button" disabled={createState.loading}>
           {createState.loading ? t('keys.creating') : t('keys.create')}
         </button>
+        <details className="key-limits-details">
+          <summary>{t('keys.limits.optional')}</summary>
+          <p className="muted">{t('keys.limits.hint')}</p>
+          <KeyLimitFields draft={draft} onChange={setDraft} />
+        </details>
       </form>
       <ProblemLine error={problem} />
+      {editing && data?.apiKeys.find((key) => key.id === editing) && (
+        <KeyLimitsEditor
+          key={editing}
+          name={data.apiKeys.find((key) => key.id === editing)!.name}
+          limits={data.apiKeys.find((key) => key.id === editing)!.limits}
+          onCancel={() => setEditing(null)}
+          onSave={async (limits) => {
+            setProblem(null);
+            try {
+              await update({ variables: { id: editing, limits } });
+              setEditing(null);
+              await refetch();
+            } catch (caught) {
+              setProblem(caught);
+            }
+          }}
+        />
+      )}
       {error ? (
         <ErrorState title={t('keys.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
       ) : !data ? (
@@ -83,8 +115,18 @@ export function ApiKeysSection() {
             revoke: t('keys.revoke'),
             revoking: t('keys.revoking'),
           }}
+          extra={[
+            { header: t('keys.columns.today'), cell: (key) => <KeySpend spent={key.limits.spentToday} cap={key.limits.budgetDay} label={t('keys.limits.todayMeter', { name: key.name })} /> },
+            { header: t('keys.columns.month'), cell: (key) => <KeySpend spent={key.limits.spentThisMonth} cap={key.limits.budgetMonth} label={t('keys.limits.monthMeter', { name: key.name })} /> },
+            { header: t('keys.columns.limits'), cell: (key) => <KeyLimitSummary limits={key.limits} /> },
+          ]}
           created={(key) => when(key.createdAt)}
           lastUsed={(key) => when(key.lastUsedAt)}
+          rowActions={(key) => (
+            <button type="button" className="button button--ghost" onClick={() => setEditing(key.id)}>
+              {t('keys.limits.edit')}
+            </button>
+          )}
           onRevoke={(key) =>
             void runOnRow(key.id, t('keys.confirmRevoke', { name: key.name }), async () => {
               await revoke({ variables: { id: key.id } });

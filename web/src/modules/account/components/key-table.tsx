@@ -1,6 +1,11 @@
 /**
  * What personal keys (`/account`) and organisation keys (the enterprise console) show alike: the token
  * shown once after minting, and the table of keys by prefix and last four with a revoke button a row.
+ *
+ * A key has many columns (spend today and this month, limits, dates, actions) and `/account` is a narrow
+ * page: where the table's frame is narrower than its columns need, each key becomes a card — its name on
+ * top, each value under its column's name, the buttons below (a container query in account.css), so
+ * nothing is cut off at the card's edge and nothing scrolls sideways. The rows keep their table roles.
  */
 import type { ReactNode } from 'react';
 import { CopyButton } from './copy-button.tsx';
@@ -53,6 +58,7 @@ export function KeyTable<K extends KeyRow>({
   extra = [],
   created,
   lastUsed,
+  rowActions,
   onRevoke,
   revoking,
 }: {
@@ -63,12 +69,15 @@ export function KeyTable<K extends KeyRow>({
   extra?: { header: string; cell(key: K): ReactNode }[];
   created(key: K): ReactNode;
   lastUsed(key: K): ReactNode;
+  /** Buttons of a row besides revoke (e.g. "Set limits"), shown before it. */
+  rowActions?: (key: K) => ReactNode;
   onRevoke?: (key: K) => void;
   revoking: string | null;
 }) {
+  const actions = onRevoke !== undefined || rowActions !== undefined;
   return (
-    <div className="table-scroll">
-      <table className={className}>
+    <div className="table-scroll key-table-frame">
+      <table className={`${className} key-table`}>
         <thead>
           <tr>
             <th scope="col">{text.name}</th>
@@ -80,7 +89,7 @@ export function KeyTable<K extends KeyRow>({
             ))}
             <th scope="col">{text.created}</th>
             <th scope="col">{text.lastUsed}</th>
-            {onRevoke && (
+            {actions && (
               <th scope="col">
                 <span className="visually-hidden">{text.actions}</span>
               </th>
@@ -90,22 +99,33 @@ export function KeyTable<K extends KeyRow>({
         <tbody>
           {keys.map((key) => (
             <tr key={key.id} data-key={key.id}>
-              <td>{key.name}</td>
-              <td>
+              <th scope="row" className="key-table__name">
+                {key.name}
+              </th>
+              <td className="key-table__key" data-label={text.key}>
                 <code>
                   {key.prefix}…{key.last4}
                 </code>
               </td>
               {extra.map((column) => (
-                <td key={column.header}>{column.cell(key)}</td>
+                <td key={column.header} data-label={column.header}>
+                  {column.cell(key)}
+                </td>
               ))}
-              <td className={dateClassName}>{created(key)}</td>
-              <td className={dateClassName}>{lastUsed(key)}</td>
-              {onRevoke && (
-                <td className="data-table__actions">
-                  <button type="button" className="button button--ghost" disabled={revoking === key.id} onClick={() => onRevoke(key)}>
-                    {revoking === key.id ? text.revoking : text.revoke}
-                  </button>
+              <td className={dateClassName} data-label={text.created}>
+                {created(key)}
+              </td>
+              <td className={dateClassName} data-label={text.lastUsed}>
+                {lastUsed(key)}
+              </td>
+              {actions && (
+                <td className="data-table__actions key-table__actions">
+                  {rowActions?.(key)}
+                  {onRevoke && (
+                    <button type="button" className="button button--ghost" disabled={revoking === key.id} onClick={() => onRevoke(key)}>
+                      {revoking === key.id ? text.revoking : text.revoke}
+                    </button>
+                  )}
                 </td>
               )}
             </tr>

@@ -1,4 +1,4 @@
-/** Where the account is signed in (browsers and device-login tokens), with revoke. */
+/** Where the account is signed in (browsers, device-login tokens, MCP clients connected by OAuth), with revoke. */
 import { useMutation, useQuery } from '@apollo/client/react';
 import { useId, useState } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
@@ -14,7 +14,7 @@ import { SESSIONS_QUERY } from '../graphql/sessions.query.ts';
 function useDescribe(): (session: SessionFragment) => string {
   const { t } = useTranslation('account');
   return (session) => {
-    if (session.kind === 'device') return session.clientName ?? t('sessions.kind.device');
+    if (session.kind === 'device' || session.kind === 'mcp') return session.clientName ?? t(`sessions.kind.${session.kind}`);
     if (!session.userAgent) return t('sessions.kind.web');
     const match = /(Firefox|Edg|Chrome|Chromium|Safari)\/[\d.]+/.exec(session.userAgent);
     const os = /(Windows|Mac OS X|Android|iPhone|Linux)/.exec(session.userAgent)?.[1];

@@ -2,12 +2,15 @@
  * Sign in with a password, an emailed code or (when configured) a third-party provider, or create an
  * account. Every path sets the session cookie on the server; `onSignedIn` then reloads what depends on it.
  * Creating an account emails a code first, and entering it creates the account (the server answers the
- * same whether or not the address has one, and mails an existing account's owner instead).
+ * same whether or not the address has one, and mails an existing account's owner instead). Without a mail
+ * server the page says where the code went instead of "we emailed it": to the admin app's outbox in
+ * development, to the server log, or — in production — nowhere, and then it offers no code at all.
  */
 import { useMutation, useQuery } from '@apollo/client/react';
 import { useId, useState, type FormEvent } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
 import { ProblemLine } from '../../shell/components/query-state.tsx';
+import { rovingKeys } from '../../shell/hooks/roving-keys.ts';
 import { AUTH_PROVIDERS_QUERY } from '../graphql/auth-providers.query.ts';
 import { SIGN_IN } from '../graphql/sign-in.mutation.ts';
 import { SIGN_UP } from '../graphql/sign-up.mutation.ts';
@@ -32,31 +35,40 @@ export function SignInPanel({ onSignedIn, returnTo = '/account', signUp = true }
   const [signUpSentTo, setSignUpSentTo] = useState<string | null>(null);
   const providers = useQuery(AUTH_PROVIDERS_QUERY);
   const oidcLabel = providers.data?.authProviders.oidcLabel;
+  const mail: MailDelivery = { delivery: providers.data?.authProviders.mailDelivery ?? 'smtp', logged: providers.data?.authProviders.mailLogged ?? false };
+  const noMail = mail.delivery === 'unavailable';
+  const id = useId();
+  const shown = tabs.filter((tab) => signUp || tab.mode !== 'sign-up').map((tab) => tab.mode);
+  const choose = (next: Mode) => {
+    setMode(next);
+    setSignUpSentTo(null);
+  };
   return (
     <section className="auth-panel" aria-label={t('auth.label')}>
-      <div className="auth-tabs" role="tablist">
-        {tabs.filter((tab) => signUp || tab.mode !== 'sign-up').map((tab) => (
+      <div className="auth-tabs" role="tablist" aria-label={t('auth.label')} onKeyDown={rovingKeys(shown, mode, choose)}>
+        {tabs.filter((tab) => shown.includes(tab.mode)).map((tab) => (
           <button
             key={tab.mode}
+            id={`${id}-tab-${tab.mode}`}
             type="button"
             role="tab"
             aria-selected={mode === tab.mode}
+            aria-controls={`${id}-panel`}
+            tabIndex={mode === tab.mode ? 0 : -1}
             className={`auth-tab${mode === tab.mode ? ' auth-tab--active' : ''}`}
-            onClick={() => {
-              setMode(tab.mode);
-              setSignUpSentTo(null);
-            }}
+            onClick={() => choose(tab.mode)}
           >
             {t(tab.label)}
           </button>
         ))}
       </div>
-      {mode === 'sign-in' && <PasswordForm kind="sign-in" onDone={onSignedIn} />}
-      {mode === 'sign-up' && !signUpSentTo && <PasswordForm kind="sign-up" onDone={onSignedIn} onCodeSent={setSignUpSentTo} />}
-      {mode === 'sign-up' && signUpSentTo && (
-        <EmailCodeForm purpose="sign-up" sentTo={signUpSentTo} onBack={() => setSignUpSentTo(null)} onDone={onSignedIn} outbox={providers.data?.authProviders.mailDelivery === 'outbox'} />
-      )}
-      {mode === 'email-code' && <EmailCodeForm purpose="sign-in" onDone={onSignedIn} outbox={providers.data?.authProviders.mailDelivery === 'outbox'} />}
+      <div role="tabpanel" id={`${id}-panel`} aria-labelledby={`${id}-tab-${mode}`}>
+        {mode === 'sign-in' && <PasswordForm kind="sign-in" onDone={onSignedIn} />}
+        {mode !== 'sign-in' && noMail && <NoMail purpose={mode} />}
+        {mode === 'sign-up' && !noMail && !signUpSentTo && <PasswordForm kind="sign-up" onDone={onSignedIn} onCodeSent={setSignUpSentTo} />}
+        {mode === 'sign-up' && !noMail && signUpSentTo && <EmailCodeForm purpose="sign-up" sentTo={signUpSentTo} onBack={() => setSignUpSentTo(null)} onDone={onSignedIn} mail={mail} />}
+        {mode === 'email-code' && !noMail && <EmailCodeForm purpose="sign-in" onDone={onSignedIn} mail={mail} />}
+      </div>
       {oidcLabel && (
         <p className="auth-panel__alt">
           <a className="button button--ghost" href={`/api/membership/auth/oidc/start?returnTo=${encodeURIComponent(returnTo)}`}>
@@ -66,6 +78,32 @@ export function SignInPanel({ onSignedIn, returnTo = '/account', signUp = true }
       )}
     </section>
   );
+}
+
+/** How this server's mail leaves it (AuthProviders.mailDelivery and mailLogged). */
+interface MailDelivery {
+  delivery: 'smtp' | 'outbox' | 'log' | 'unavailable';
+  logged: boolean;
+}
+
+/** Production without a mail server: no code can reach anyone, so say so plainly instead of offering one. */
+function NoMail({ purpose }: { purpose: 'sign-up' | 'email-code' }) {
+  const { t } = useTranslation('account');
+  return (
+    <div className="auth-panel__notice" role="status">
+      <p className="auth-panel__notice-title">{t('auth.noMail.title')}</p>
+      <p>{t(purpose === 'sign-up' ? 'auth.noMail.signUp' : 'auth.noMail.emailCode')}</p>
+    </div>
+  );
+}
+
+/** Which sentence says where the code went: emailed, or (no mail server) the outbox, the log or both. */
+function sentKey(purpose: 'sign-in' | 'sign-up', mail: MailDelivery) {
+  const signUp = purpose === 'sign-up';
+  if (mail.delivery === 'outbox' && mail.logged) return signUp ? 'auth.signUpCodeSentOutboxLogged' : 'auth.codeSentOutboxLogged';
+  if (mail.delivery === 'outbox') return signUp ? 'auth.signUpCodeSentOutbox' : 'auth.codeSentOutbox';
+  if (mail.delivery === 'log') return signUp ? 'auth.signUpCodeSentLog' : 'auth.codeSentLog';
+  return signUp ? 'auth.signUpCodeSent' : 'auth.codeSent';
 }
 
 function PasswordForm({ kind, onDone, onCodeSent }: { kind: 'sign-in' | 'sign-up'; onDone(): Promise<void> | void; onCodeSent?(email: string): void }) {
@@ -125,13 +163,13 @@ function PasswordForm({ kind, onDone, onCodeSent }: { kind: 'sign-in' | 'sign-up
 function EmailCodeForm({
   purpose,
   onDone,
-  outbox,
+  mail,
   sentTo: sentAlready = null,
   onBack,
 }: {
   purpose: 'sign-in' | 'sign-up';
   onDone(): Promise<void> | void;
-  outbox: boolean;
+  mail: MailDelivery;
   sentTo?: string | null;
   onBack?(): void;
 }) {
@@ -181,13 +219,8 @@ function EmailCodeForm({
   }
   return (
     <form className="form" onSubmit={check} aria-label={t('auth.enterCodeLabel')}>
-      <p>
-        <Trans t={t} i18nKey={purpose === 'sign-up' ? 'auth.signUpCodeSent' : 'auth.codeSent'} values={{ email: sentTo }} components={{ email: <strong /> }} />
-        {outbox && (
-          <span className="muted">
-            <Trans t={t} i18nKey="auth.outbox" components={{ code: <code /> }} />
-          </span>
-        )}
+      <p data-testid="code-sent">
+        <Trans t={t} i18nKey={sentKey(purpose, mail)} values={{ email: sentTo }} components={{ email: <strong />, code: <code /> }} />
       </p>
       <label className="field" htmlFor={`${id}-code`}>
         <span>{t('auth.code')}</span>

@@ -2,7 +2,7 @@ import { gql } from '@apollo/client';
 import type { TypedDocumentNode } from '@apollo/client';
 
 export interface AuthProvidersQuery {
-  authProviders: { password: boolean; emailCode: boolean; mailDelivery: string; oidcLabel: string | null };
+  authProviders: { password: boolean; emailCode: boolean; mailDelivery: 'smtp' | 'outbox' | 'log' | 'unavailable'; mailLogged: boolean; oidcLabel: string | null };
 }
 
 export const AUTH_PROVIDERS_QUERY: TypedDocumentNode<AuthProvidersQuery, Record<string, never>> = gql`
@@ -11,6 +11,7 @@ export const AUTH_PROVIDERS_QUERY: TypedDocumentNode<AuthProvidersQuery, Record<
       password
       emailCode
       mailDelivery
+      mailLogged
       oidcLabel
     }
   }

@@ -3,7 +3,7 @@ import type { TypedDocumentNode } from '@apollo/client';
 
 export interface SessionFragment {
   id: string;
-  kind: 'web' | 'device';
+  kind: 'web' | 'device' | 'mcp';
   clientName: string | null;
   userAgent: string | null;
   ip: string | null;

@@ -20,7 +20,7 @@ export function AccountPlanSection({ packageId }: { packageId: string }) {
     <section className="section" aria-labelledby={`${id}-heading`} data-testid="account-plan">
       <div className="section__head">
         <h2 id={`${id}-heading`}>{t('account.heading')}</h2>
-        {end && <p className="muted">{running?.cancelAtPeriodEnd ? t('account.ending', { date: end }) : t('account.until', { date: end })}</p>}
+        {end && <p className="muted">{t('account.ends', { date: end })}</p>}
       </div>
       <PlanOptions currentPackage={running?.packageId ?? packageId} />
       <p>

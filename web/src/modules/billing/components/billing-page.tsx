@@ -1,19 +1,18 @@
 /**
- * `/account/billing`: the current period (package, start, end, whether it ends or goes on), cancel and
- * resume, the packages to move to, and every order with its state and amount, each opening its receipt.
+ * `/account/billing`: the current period (package, start, end — it ends then: nothing renews by itself —
+ * and what is already paid to follow), the packages to move to, and every order with its state and
+ * amount, each opening its receipt.
  */
-import { useMutation, useQuery } from '@apollo/client/react';
-import { useId, useState } from 'react';
+import { useQuery } from '@apollo/client/react';
+import { useId } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { useFormat } from '../../../lib/format.ts';
 import { usePackageName } from '../../plan/components/plan-labels.ts';
-import { EmptyState, ErrorState, LoadingState, ProblemLine } from '../../shell/components/query-state.tsx';
+import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { SignedIn } from '../../shell/components/signed-in.tsx';
 import type { OrderFragment } from '../graphql/order.fragment.ts';
 import { ORDERS_QUERY } from '../graphql/orders.query.ts';
-import { CANCEL_SUBSCRIPTION } from '../graphql/cancel-subscription.mutation.ts';
-import { RESUME_SUBSCRIPTION } from '../graphql/resume-subscription.mutation.ts';
 import type { SubscriptionFragment } from '../graphql/subscription.fragment.ts';
 import { SUBSCRIPTION_QUERY } from '../graphql/subscription.query.ts';
 import { SignInFirst } from './checkout-page.tsx';
@@ -76,25 +75,7 @@ function PeriodFacts({ subscription }: { subscription: SubscriptionFragment | nu
   const { t } = useTranslation('billing');
   const format = useFormat();
   const packageName = usePackageName();
-  // The term has no id to normalise it by, so the answer is written over the query's own entry.
-  const [cancel, cancelState] = useMutation(CANCEL_SUBSCRIPTION, {
-    update: (cache, { data }) => data && cache.writeQuery({ query: SUBSCRIPTION_QUERY, data: { subscription: data.cancelSubscription } }),
-  });
-  const [resume, resumeState] = useMutation(RESUME_SUBSCRIPTION, {
-    update: (cache, { data }) => data && cache.writeQuery({ query: SUBSCRIPTION_QUERY, data: { subscription: data.resumeSubscription } }),
-  });
-  const [confirming, setConfirming] = useState(false);
-  const [problem, setProblem] = useState<unknown>(null);
   const badge = <span className="badge" data-testid="current-package" />;
-  const run = async (action: () => Promise<unknown>) => {
-    setProblem(null);
-    try {
-      await action();
-      setConfirming(false);
-    } catch (caught) {
-      setProblem(caught);
-    }
-  };
   const running = subscription && subscription.state !== 'expired' && subscription.packageId !== 'free';
   if (!running) {
     return (
@@ -107,10 +88,12 @@ function PeriodFacts({ subscription }: { subscription: SubscriptionFragment | nu
     );
   }
   const end = format.dateTime(subscription.currentPeriodEnd);
+  const plan = packageName(subscription.packageId);
+  // Nothing renews by itself, so there is nothing to cancel: the page says when the period ends and how to go on.
   return (
     <div className="period-card__facts">
       <p className="lead">
-        <Trans t={t} i18nKey="billing.period.on" values={{ plan: packageName(subscription.packageId) }} components={{ badge }} />
+        <Trans t={t} i18nKey="billing.period.on" values={{ plan }} components={{ badge }} />
       </p>
       <dl className="order-facts">
         {subscription.currentPeriodStart && (
@@ -124,45 +107,18 @@ function PeriodFacts({ subscription }: { subscription: SubscriptionFragment | nu
           <dd data-testid="period-end">{end}</dd>
         </div>
       </dl>
-      {subscription.nextPackageId && !subscription.cancelAtPeriodEnd && (
+      {subscription.nextPackageId ? (
         <p className="callout callout--info" data-testid="next-package">
           {t('billing.period.next', { plan: packageName(subscription.nextPackageId), date: end })}
         </p>
-      )}
-      {subscription.cancelAtPeriodEnd ? (
-        <>
-          <p className="callout callout--warn" data-testid="cancel-at-period-end">
-            {t('billing.period.ending', { date: end })}
-          </p>
-          <div className="actions">
-            <button type="button" className="button" disabled={resumeState.loading} onClick={() => void run(() => resume())}>
-              {resumeState.loading ? t('billing.period.resuming') : t('billing.period.resume')}
-            </button>
-          </div>
-        </>
-      ) : confirming ? (
-        <div className="confirm" role="group" aria-label={t('billing.period.cancelConfirmLabel')}>
-          <p>{t('billing.period.cancelConfirm', { date: end })}</p>
-          <div className="actions">
-            <button type="button" className="button button--danger" disabled={cancelState.loading} onClick={() => void run(() => cancel())}>
-              {cancelState.loading ? t('billing.period.cancelling') : t('billing.period.cancelYes')}
-            </button>
-            <button type="button" className="button button--ghost" disabled={cancelState.loading} onClick={() => setConfirming(false)}>
-              {t('billing.period.keep')}
-            </button>
-          </div>
-        </div>
       ) : (
-        <>
-          <p className="muted">{t('billing.period.continues', { date: end })}</p>
-          <div className="actions">
-            <button type="button" className="button button--ghost" onClick={() => setConfirming(true)}>
-              {t('billing.period.cancel')}
-            </button>
-          </div>
-        </>
+        <div className="callout callout--info" data-testid="period-ends">
+          <p>
+            <strong>{t('billing.period.ends', { date: end })}</strong>
+          </p>
+          <p className="muted">{t('billing.period.renewHint', { plan })}</p>
+        </div>
       )}
-      <ProblemLine error={problem} />
     </div>
   );
 }
@@ -208,7 +164,7 @@ export function OrdersTable({
   const packageName = usePackageName();
   return (
     <div className="table-scroll">
-      <table className="data-table orders-table">
+      <table className="data-table orders-table stacked-table">
         <thead>
           <tr>
             <th scope="col">{t('billing.orders.columns.date')}</th>
@@ -226,11 +182,15 @@ export function OrdersTable({
         <tbody>
           {orders.map((order) => (
             <tr key={order.id} data-order={order.id}>
-              <td className="nowrap">{format.dateTime(order.createdAt)}</td>
-              <td>{packageName(order.packageId)}</td>
-              <td>{text.providerName(order.provider)}</td>
-              <td className="num nowrap">{format.money({ amount: order.amount, currency: order.currency })}</td>
-              <td>
+              <td className="nowrap" data-label={t('billing.orders.columns.date')}>
+                {format.dateTime(order.createdAt)}
+              </td>
+              <td data-label={t('billing.orders.columns.package')}>{packageName(order.packageId)}</td>
+              <td data-label={t('billing.orders.columns.provider')}>{text.providerName(order.provider)}</td>
+              <td className="num nowrap" data-label={t('billing.orders.columns.amount')}>
+                {format.money({ amount: order.amount, currency: order.currency })}
+              </td>
+              <td data-label={t('billing.orders.columns.state')}>
                 <StateBadge state={order.state} />
               </td>
               <td className="data-table__actions">

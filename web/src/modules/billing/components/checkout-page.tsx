@@ -14,7 +14,8 @@ import { EmptyState, ErrorState, LoadingState, ProblemLine } from '../../shell/c
 import { SignedIn, SignInPrompt } from '../../shell/components/signed-in.tsx';
 import { CHECKOUT } from '../graphql/checkout.mutation.ts';
 import type { OrderFragment } from '../graphql/order.fragment.ts';
-import { useLiveOrder, type LiveStatus } from '../hooks/use-live-order.ts';
+import type { LiveStatus } from '../../shell/components/live-badge.tsx';
+import { useLiveOrder } from '../hooks/use-live-order.ts';
 import { useSandbox } from '../hooks/use-sandbox.ts';
 import { useBillingText } from './labels.ts';
 import { OrderSummary } from './order-summary.tsx';
@@ -149,23 +150,32 @@ function Outcome({ order }: { order: OrderFragment }) {
           ✓
         </span>
         <h2>{t('checkout.paid.heading')}</h2>
-        <p>{t('checkout.paid.body', { plan })}</p>
+        <p>{order.organisationId ? t('checkout.paid.organisationBody', { plan }) : t('checkout.paid.body', { plan })}</p>
         <div className="actions">
-          <Link className="button" to="/account/usage">
-            {t('checkout.paid.usage')}
-          </Link>
-          <Link className="button button--ghost" to="/account/billing">
-            {t('checkout.paid.billing')}
-          </Link>
+          {order.organisationId ? (
+            <Link className="button" to={`/enterprise/console?org=${encodeURIComponent(order.organisationId)}`}>
+              {t('checkout.paid.console')}
+            </Link>
+          ) : (
+            <>
+              <Link className="button" to="/account/usage">
+                {t('checkout.paid.usage')}
+              </Link>
+              <Link className="button button--ghost" to="/account/billing">
+                {t('checkout.paid.billing')}
+              </Link>
+            </>
+          )}
         </div>
       </div>
     );
   }
-  if (order.state === 'refunded') {
+  if (order.state === 'refunded' || order.state === 'refund_pending' || order.state === 'refund_failed') {
+    const words = order.state === 'refunded' ? 'refunded' : order.state === 'refund_pending' ? 'refundPending' : 'refundFailed';
     return (
       <div className="outcome" data-testid="checkout-outcome">
-        <h2>{t('checkout.refunded.heading')}</h2>
-        <p>{t('checkout.refunded.body')}</p>
+        <h2>{t(`checkout.${words}.heading`)}</h2>
+        <p>{t(`checkout.${words}.body`)}</p>
         <div className="actions">
           <Link className="button button--ghost" to="/account/billing">
             {t('checkout.paid.billing')}
@@ -195,7 +205,7 @@ function TryAgain({ order }: { order: OrderFragment }) {
   const again = async () => {
     setProblem(null);
     try {
-      const { data } = await checkout({ variables: { packageId: order.packageId, provider: order.provider, currency: order.currency } });
+      const { data } = await checkout({ variables: { packageId: order.packageId, provider: order.provider, currency: order.currency, organisationId: order.organisationId } });
       if (data) await navigate(`/checkout/${encodeURIComponent(data.checkout.order.id)}`);
     } catch (caught) {
       setProblem(caught);

@@ -1,5 +1,5 @@
 import { useTranslation } from 'react-i18next';
-import type { OrderState, PaymentProviderId } from '../graphql/order.fragment.ts';
+import { orderStates, type OrderState, type PaymentProviderId } from '../graphql/order.fragment.ts';
 
 export const providerOrder: readonly PaymentProviderId[] = ['alipay', 'wechat', 'stripe', 'sandbox'];
 
@@ -10,11 +10,11 @@ export function useBillingText() {
     providerName: (provider: PaymentProviderId | string) =>
       (providerOrder as readonly string[]).includes(provider) ? t(`provider.${provider as PaymentProviderId}.name`) : provider,
     stateLabel: (state: OrderState | string) =>
-      ['created', 'paid', 'failed', 'expired', 'refunded'].includes(state) ? t(`state.${state as OrderState}`) : state,
+      (orderStates as readonly string[]).includes(state) ? t(`state.${state as OrderState}`) : state,
   };
 }
 
 /** A state badge, coloured by outcome. */
 export function stateTone(state: string): 'success' | 'danger' | 'muted' | 'pending' {
-  return state === 'paid' ? 'success' : state === 'failed' ? 'danger' : state === 'created' ? 'pending' : 'muted';
+  return state === 'paid' ? 'success' : state === 'failed' || state === 'refund_failed' ? 'danger' : state === 'created' || state === 'refund_pending' ? 'pending' : 'muted';
 }

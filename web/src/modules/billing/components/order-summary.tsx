@@ -72,6 +72,12 @@ export function OrderSummary({ order, detailed = false }: { order: OrderFragment
             <dd>{format.dateTime(order.closedAt)}</dd>
           </div>
         )}
+        {order.state === 'refund_pending' && order.refundRequestedAt && (
+          <div>
+            <dt>{t('summary.refundRequested')}</dt>
+            <dd>{format.dateTime(order.refundRequestedAt)}</dd>
+          </div>
+        )}
         {order.refundedAt && (
           <div>
             <dt>{t('summary.refunded')}</dt>

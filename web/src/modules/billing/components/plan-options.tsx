@@ -1,6 +1,7 @@
 /**
  * The paid packages a member can move to, each with its Upgrade (or Switch, or Renew) button: on
- * `/account` and `/account/billing`. Priced from the catalogue in every currency it has.
+ * `/account` and `/account/billing`, and on `/enterprise/console` for an organisation (it pays). Priced
+ * from the catalogue in every currency it has.
  */
 import { useTranslation } from 'react-i18next';
 import { useFormat } from '../../../lib/format.ts';
@@ -29,7 +30,7 @@ export function offersFor(plans: PlanFragment[], currentPackage: string): Offer[
     }));
 }
 
-export function PlanOptions({ currentPackage }: { currentPackage: string }) {
+export function PlanOptions({ currentPackage, organisationId = null }: { currentPackage: string; organisationId?: string | null }) {
   const { t } = useTranslation('billing');
   const format = useFormat();
   const text = usePlanText();
@@ -47,7 +48,13 @@ export function PlanOptions({ currentPackage }: { currentPackage: string }) {
             <span className="plan-option__prices">
               {t('options.prices', { prices: pkg.prices.map((price) => format.money(price)).join(' · '), interval: text.perInterval(pkg.interval) })}
             </span>
-            <UpgradeButton target={{ packageId: pkg.id, name, prices: pkg.prices }} kind={kind} signedIn className={kind === 'upgrade' ? 'button' : 'button button--ghost'} />
+            <UpgradeButton
+              target={{ packageId: pkg.id, name, prices: pkg.prices }}
+              kind={kind}
+              signedIn
+              organisationId={organisationId}
+              className={kind === 'upgrade' ? 'button' : 'button button--ghost'}
+            />
           </li>
         );
       })}

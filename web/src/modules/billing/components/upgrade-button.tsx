@@ -2,7 +2,8 @@
  * "Upgrade to Pro": opens a dialog that lists every way to pay for the package on this server — each
  * provider with its price in its own currency (Alipay and WeChat Pay in CNY, card in USD, the sandbox
  * when it is on) — opens the order (`checkout`) and goes to `/checkout/<order>`. Signed out, it leads to
- * the account page instead.
+ * the account page instead. With `organisationId` the organisation pays (its owner or an admin buys for
+ * it): the same dialog, quote and checkout page, priced against the organisation's own term.
  */
 import { useMutation, useQuery } from '@apollo/client/react';
 import { useId, useState, type FormEvent } from 'react';
@@ -30,7 +31,20 @@ export interface UpgradeTarget {
 
 export type UpgradeKind = 'upgrade' | 'switch' | 'renew';
 
-export function UpgradeButton({ target, kind = 'upgrade', signedIn, className }: { target: UpgradeTarget; kind?: UpgradeKind; signedIn: boolean; className?: string }) {
+export function UpgradeButton({
+  target,
+  kind = 'upgrade',
+  signedIn,
+  className,
+  organisationId = null,
+}: {
+  target: UpgradeTarget;
+  kind?: UpgradeKind;
+  signedIn: boolean;
+  className?: string;
+  /** The organisation that pays; null: the member's own account. */
+  organisationId?: string | null;
+}) {
   const { t } = useTranslation('billing');
   const [open, setOpen] = useState(false);
   const label = t(`upgrade.button.${kind}`, { plan: target.name });
@@ -46,12 +60,12 @@ export function UpgradeButton({ target, kind = 'upgrade', signedIn, className }:
       <button type="button" className={className ?? 'button'} onClick={() => setOpen(true)} data-upgrade={target.packageId}>
         {label}
       </button>
-      {open && <UpgradeDialog target={target} kind={kind} onClose={() => setOpen(false)} />}
+      {open && <UpgradeDialog target={target} kind={kind} organisationId={organisationId} onClose={() => setOpen(false)} />}
     </>
   );
 }
 
-function UpgradeDialog({ target, kind, onClose }: { target: UpgradeTarget; kind: UpgradeKind; onClose(): void }) {
+function UpgradeDialog({ target, kind, organisationId, onClose }: { target: UpgradeTarget; kind: UpgradeKind; organisationId: string | null; onClose(): void }) {
   const { t } = useTranslation('billing');
   const format = useFormat();
   const text = useBillingText();
@@ -60,7 +74,7 @@ function UpgradeDialog({ target, kind, onClose }: { target: UpgradeTarget; kind:
   const id = useId();
   const dialog = useModal();
   const { providers, error } = usePaymentProviders();
-  const { data: term } = useQuery(SUBSCRIPTION_QUERY, { fetchPolicy: 'cache-and-network' });
+  const { data: term } = useQuery(SUBSCRIPTION_QUERY, { variables: { organisationId }, fetchPolicy: 'cache-and-network' });
   // A running period fixes the currency: upgrades and renewals are paid in the one it was paid in.
   const running = term?.subscription && term.subscription.state !== 'expired' && Date.parse(term.subscription.currentPeriodEnd) > Date.now() ? term.subscription : null;
   const prices = running ? target.prices.filter((price) => price.currency === running.currency) : target.prices;
@@ -75,7 +89,7 @@ function UpgradeDialog({ target, kind, onClose }: { target: UpgradeTarget; kind:
     if (!option) return;
     setProblem(null);
     try {
-      const { data } = await checkout({ variables: { packageId: target.packageId, provider: option.provider, currency: option.price.currency } });
+      const { data } = await checkout({ variables: { packageId: target.packageId, provider: option.provider, currency: option.price.currency, organisationId } });
       if (data) await navigate(`/checkout/${encodeURIComponent(data.checkout.order.id)}`);
     } catch (caught) {
       setProblem(caught);
@@ -123,7 +137,7 @@ function UpgradeDialog({ target, kind, onClose }: { target: UpgradeTarget; kind:
           </fieldset>
         )}
         {running && options && <p className="muted pay-options__fine">{t('upgrade.currencyLocked', { currency: running.currency })}</p>}
-        {options?.[choice] && <Quote packageId={target.packageId} currency={options[choice].price.currency} />}
+        {options?.[choice] && <Quote packageId={target.packageId} currency={options[choice].price.currency} organisationId={organisationId} />}
         {options && options.length > 0 && <p className="muted pay-options__fine">{t(`upgrade.fine.${kind}`)}</p>}
         {problem !== null && (
           <p className="form__error" role="alert">
@@ -144,11 +158,11 @@ function UpgradeDialog({ target, kind, onClose }: { target: UpgradeTarget; kind:
 }
 
 /** What the order will charge now, as the server computes it (credit for the unused period included). */
-function Quote({ packageId, currency }: { packageId: string; currency: string }) {
+function Quote({ packageId, currency, organisationId }: { packageId: string; currency: string; organisationId: string | null }) {
   const { t } = useTranslation('billing');
   const format = useFormat();
   const errorMessage = useErrorMessage();
-  const { data, error } = useQuery(CHECKOUT_QUOTE_QUERY, { variables: { packageId, currency }, fetchPolicy: 'network-only' });
+  const { data, error } = useQuery(CHECKOUT_QUOTE_QUERY, { variables: { packageId, currency, organisationId }, fetchPolicy: 'network-only' });
   if (error) {
     return (
       <p className="form__error" role="alert">

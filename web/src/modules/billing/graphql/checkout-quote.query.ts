@@ -16,9 +16,9 @@ export interface CheckoutQuoteFragment {
 }
 
 /** What buying a package now would do and cost, the upgrade credit included. */
-export const CHECKOUT_QUOTE_QUERY: TypedDocumentNode<{ checkoutQuote: CheckoutQuoteFragment }, { packageId: string; currency: string }> = gql`
-  query CheckoutQuote($packageId: String!, $currency: String!) {
-    checkoutQuote(packageId: $packageId, currency: $currency) {
+export const CHECKOUT_QUOTE_QUERY: TypedDocumentNode<{ checkoutQuote: CheckoutQuoteFragment }, { packageId: string; currency: string; organisationId?: string | null }> = gql`
+  query CheckoutQuote($packageId: String!, $currency: String!, $organisationId: ID) {
+    checkoutQuote(packageId: $packageId, currency: $currency, organisationId: $organisationId) {
       packageId
       kind
       currency

@@ -1,7 +1,9 @@
 import { gql } from '@apollo/client';
 import type { TypedDocumentNode } from '@apollo/client';
 
-export type OrderState = 'created' | 'paid' | 'failed' | 'expired' | 'refunded';
+export type OrderState = 'created' | 'paid' | 'failed' | 'expired' | 'refunded' | 'refund_pending' | 'refund_failed';
+
+export const orderStates: readonly OrderState[] = ['created', 'paid', 'failed', 'expired', 'refunded', 'refund_pending', 'refund_failed'];
 export type PaymentProviderId = 'alipay' | 'wechat' | 'stripe' | 'sandbox';
 
 /** One checkout as its payer sees it; amounts are exact decimal strings in the order's currency. */
@@ -11,6 +13,8 @@ export interface OrderFragment {
   state: OrderState;
   provider: PaymentProviderId;
   packageId: string;
+  /** The organisation that pays, when its owner or an admin bought the package for it; null for the member's own order. */
+  organisationId: string | null;
   currency: string;
   /** What is charged: the list price less the credit ("65.00"). */
   amount: string;
@@ -28,6 +32,8 @@ export interface OrderFragment {
   paidAt: string | null;
   closedAt: string | null;
   refundedAt: string | null;
+  /** When the latest refund was asked for; it may still be on its way (`refund_pending`). */
+  refundRequestedAt: string | null;
 }
 
 export const ORDER_FRAGMENT: TypedDocumentNode<OrderFragment> = gql`
@@ -36,6 +42,7 @@ export const ORDER_FRAGMENT: TypedDocumentNode<OrderFragment> = gql`
     state
     provider
     packageId
+    organisationId
     currency
     amount
     amountMinor
@@ -48,5 +55,6 @@ export const ORDER_FRAGMENT: TypedDocumentNode<OrderFragment> = gql`
     paidAt
     closedAt
     refundedAt
+    refundRequestedAt
   }
 `;

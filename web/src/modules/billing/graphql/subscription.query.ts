@@ -2,9 +2,10 @@ import { gql } from '@apollo/client';
 import type { TypedDocumentNode } from '@apollo/client';
 import { SUBSCRIPTION_FRAGMENT, type SubscriptionFragment } from './subscription.fragment.ts';
 
-export const SUBSCRIPTION_QUERY: TypedDocumentNode<{ subscription: SubscriptionFragment | null }, Record<string, never>> = gql`
-  query MembershipSubscription {
-    subscription {
+/** The signed-in member's paid term, or (organisationId) that of an organisation they own or administer. */
+export const SUBSCRIPTION_QUERY: TypedDocumentNode<{ subscription: SubscriptionFragment | null }, { organisationId?: string | null }> = gql`
+  query MembershipSubscription($organisationId: ID) {
+    subscription(organisationId: $organisationId) {
       ...SubscriptionFragment
     }
   }

@@ -9,8 +9,7 @@ import { useRef } from 'react';
 import type { OrderFragment } from '../graphql/order.fragment.ts';
 import { ORDER_UPDATED_SUBSCRIPTION } from '../graphql/order-updated.subscription.ts';
 import { ORDER_QUERY } from '../graphql/order.query.ts';
-
-export type LiveStatus = 'connecting' | 'live' | 'interrupted';
+import type { LiveStatus } from '../../shell/components/live-badge.tsx';
 
 export interface LiveOrder {
   order: OrderFragment | null | undefined;

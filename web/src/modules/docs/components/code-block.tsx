@@ -27,7 +27,8 @@ export function CodeBlock({ label, code, install }: { label: string; code: strin
           {copied === 'copied' ? t('copy.copied') : copied === 'failed' ? t('copy.failed') : t('copy.copy')}
         </button>
       </figcaption>
-      <pre>
+      {/* Long lines scroll inside the block; focusable so the keyboard can scroll it too. */}
+      <pre tabIndex={0}>
         <code>{code}</code>
       </pre>
     </figure>

@@ -7,8 +7,7 @@ import { Trans, useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { EmptyState } from '../../shell/components/query-state.tsx';
 import type { OrganisationConsole } from '../graphql/organisation-console.query.ts';
-import type { LiveStatus } from '../hooks/use-organisation-console.ts';
-import { LiveBadge } from './console-page.tsx';
+import { LiveBadge, type LiveStatus } from '../../shell/components/live-badge.tsx';
 import { ConnectionsTable } from './connections-table.tsx';
 
 export function ConnectionsSection({ organisation, live }: { organisation: OrganisationConsole; live: LiveStatus }) {
@@ -25,7 +24,7 @@ export function ConnectionsSection({ organisation, live }: { organisation: Organ
             <Trans t={t} i18nKey="connections.intro" components={{ docs: <Link to="/docs/enterprise#ip-audit" /> }} />
           </p>
         </div>
-        <LiveBadge status={live} />
+        <LiveBadge status={live} label={t(`live.${live}`)} />
       </div>
       {connections.length === 0 ? (
         <EmptyState title={t('connections.empty')}>

@@ -1,7 +1,8 @@
 /**
- * `/enterprise/console`: one organisation — its keys, the addresses they connect from (live), its members,
- * and its pools and recent requests drawn as on `/account/usage`. Owners and admins manage keys and
- * members; members see the same page read-only. A member of several organisations switches with `?org=`.
+ * `/enterprise/console`: one organisation — its plan (owners and admins upgrade it through checkout, the
+ * organisation paying), its keys, the addresses they connect from (live), its members, and its pools and
+ * recent requests drawn as on `/account/usage`. Owners and admins manage keys and members; members see the
+ * same page read-only. A member of several organisations switches with `?org=`.
  */
 import { useQuery } from '@apollo/client/react';
 import { Trans, useTranslation } from 'react-i18next';
@@ -9,13 +10,15 @@ import { Link, useSearchParams } from 'react-router';
 import { useFormat } from '../../../lib/format.ts';
 import { useMe } from '../../account/hooks/use-me.ts';
 import { usePlanText } from '../../plan/components/plan-labels.ts';
+import type { LiveStatus } from '../../shell/components/live-badge.tsx';
 import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { ORGANISATIONS_QUERY, type ListedOrganisation } from '../graphql/organisations.query.ts';
-import { useOrganisationConsole, type LiveStatus } from '../hooks/use-organisation-console.ts';
+import { useOrganisationConsole } from '../hooks/use-organisation-console.ts';
 import { SignInFirst } from './apply-page.tsx';
 import { ConnectionsSection } from './connections-section.tsx';
 import { KeysSection } from './keys-section.tsx';
 import { MembersSection } from './members-section.tsx';
+import { OrganisationPlanSection } from './organisation-plan-section.tsx';
 import { OrganisationUsageSection } from './organisation-usage-section.tsx';
 import '../../account/components/account.css';
 import './enterprise.css';
@@ -57,7 +60,8 @@ function ConsoleHeading({ children }: { children?: React.ReactNode }) {
 
 function Organisations() {
   const { t } = useTranslation('enterprise');
-  const { data, loading, error, refetch } = useQuery(ORGANISATIONS_QUERY, { notifyOnNetworkStatusChange: true });
+  // Cache and network: coming back from a checkout, the organisation's package has changed.
+  const { data, loading, error, refetch } = useQuery(ORGANISATIONS_QUERY, { fetchPolicy: 'cache-and-network', notifyOnNetworkStatusChange: true });
   const [params, setParams] = useSearchParams();
   if (error && !data)
     return (
@@ -133,6 +137,7 @@ function OrganisationConsoleView({ organisation }: { organisation: ListedOrganis
         </div>
       ) : (
         <>
+          <OrganisationPlanSection organisation={organisation} />
           <KeysSection organisation={data} />
           <ConnectionsSection organisation={data} live={state.live} />
           <MembersSection organisation={data} />
@@ -164,6 +169,16 @@ function OrganisationSummary({ organisation, live }: { organisation: ListedOrgan
           components={{ strong: <strong /> }}
         />
       </p>
+      {organisation.viewerCanReadStatements && (
+        <p className="actions org-summary__links">
+          <Link className="button button--ghost" to={`/enterprise/console/statement?org=${encodeURIComponent(organisation.id)}`}>
+            {t('console.statementLink')}
+          </Link>
+          <Link className="button button--ghost" to={`/account/credits?org=${encodeURIComponent(organisation.id)}`}>
+            {t('console.creditLink')}
+          </Link>
+        </p>
+      )}
       {organisation.viewerRole === null ? (
         <p className="notice notice--info" role="note">
           {t('console.staffView')}
@@ -181,15 +196,5 @@ function OrganisationSummary({ organisation, live }: { organisation: ListedOrgan
         </p>
       )}
     </section>
-  );
-}
-
-export function LiveBadge({ status }: { status: LiveStatus }) {
-  const { t } = useTranslation('enterprise');
-  return (
-    <span className={`live live--${status}`} role="status">
-      <span className="live__dot" aria-hidden="true" />
-      {t(`live.${status}`)}
-    </span>
   );
 }

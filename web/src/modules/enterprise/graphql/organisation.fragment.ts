@@ -15,6 +15,10 @@ export interface OrganisationFragment {
   viewerCanManageKeys: boolean;
   /** Owner: add, invite and remove members. */
   viewerCanManageMembers: boolean;
+  /** Owner and admins: buy a package for it (it pays), cancel or resume its subscription. */
+  viewerCanManageBilling: boolean;
+  /** Owner and admins: read its monthly statements and its credit. */
+  viewerCanReadStatements: boolean;
 }
 
 export const ORGANISATION_FRAGMENT: TypedDocumentNode<OrganisationFragment> = gql`
@@ -26,5 +30,7 @@ export const ORGANISATION_FRAGMENT: TypedDocumentNode<OrganisationFragment> = gq
     viewerRole
     viewerCanManageKeys
     viewerCanManageMembers
+    viewerCanManageBilling
+    viewerCanReadStatements
   }
 `;

@@ -6,8 +6,7 @@
 import { useQuery, useSubscription } from '@apollo/client/react';
 import { ENTERPRISE_APPLICATION_CHANGED_SUBSCRIPTION } from '../graphql/enterprise-application-changed.subscription.ts';
 import { MY_ENTERPRISE_APPLICATIONS_QUERY } from '../graphql/my-enterprise-applications.query.ts';
-
-export type LiveStatus = 'connecting' | 'live' | 'interrupted';
+import type { LiveStatus } from '../../shell/components/live-badge.tsx';
 
 export function useMyApplications() {
   const query = useQuery(MY_ENTERPRISE_APPLICATIONS_QUERY, { notifyOnNetworkStatusChange: true });

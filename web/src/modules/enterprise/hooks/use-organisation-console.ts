@@ -14,17 +14,18 @@ import { useRef } from 'react';
 import { ORGANISATION_CONNECTIONS_CHANGED_SUBSCRIPTION } from '../graphql/organisation-connections-changed.subscription.ts';
 import { ORGANISATION_CONSOLE_QUERY, type OrganisationConsole } from '../graphql/organisation-console.query.ts';
 import { ORGANISATION_USAGE_UPDATED_SUBSCRIPTION } from '../graphql/organisation-usage-updated.subscription.ts';
+import type { LiveStatus } from '../../shell/components/live-badge.tsx';
+import { useSerialRefetch } from '../../shell/hooks/use-serial-refetch.ts';
 
 export const CONSOLE_REQUESTS = 15;
-
-export type LiveStatus = 'connecting' | 'live' | 'interrupted';
 
 type Pushed = Partial<Pick<OrganisationConsole, 'connections' | 'usage'>>;
 
 export function useOrganisationConsole(organisationId: string) {
   const variables = { id: organisationId, requests: CONSOLE_REQUESTS };
   const query = useQuery(ORGANISATION_CONSOLE_QUERY, { variables, notifyOnNetworkStatusChange: true });
-  const refresh = useRef({ running: false, again: false, pushedMeanwhile: {} as Pushed });
+  // Pushed since the running refresh began: written again after it, as the refresh may read older values.
+  const pushedMeanwhile = useRef<Pushed>({});
   const usageUpdates = useRef(0);
 
   const write = (client: ApolloClient, pushed: Pushed) =>
@@ -33,28 +34,18 @@ export function useOrganisationConsole(organisationId: string) {
     );
   const push = (client: ApolloClient, pushed: Pushed) => {
     write(client, pushed);
-    if (refresh.current.running) Object.assign(refresh.current.pushedMeanwhile, pushed);
+    Object.assign(pushedMeanwhile.current, pushed);
   };
-  const refetch = (client: ApolloClient) => {
-    const state = refresh.current;
-    if (state.running) {
-      state.again = true;
-      return;
-    }
-    state.running = true;
-    void query
-      .refetch(variables)
-      .catch(() => undefined)
-      .finally(() => {
-        if (Object.keys(state.pushedMeanwhile).length > 0) write(client, state.pushedMeanwhile);
-        state.pushedMeanwhile = {};
-        state.running = false;
-        if (state.again) {
-          state.again = false;
-          refetch(client);
-        }
-      });
-  };
+  const refetch = useSerialRefetch(
+    () => {
+      pushedMeanwhile.current = {};
+      return query.refetch(variables);
+    },
+    () => {
+      if (Object.keys(pushedMeanwhile.current).length > 0) write(query.client, pushedMeanwhile.current);
+      pushedMeanwhile.current = {};
+    },
+  );
 
   const connections = useSubscription(ORGANISATION_CONNECTIONS_CHANGED_SUBSCRIPTION, {
     variables: { organisationId },
@@ -71,7 +62,7 @@ export function useOrganisationConsole(organisationId: string) {
       push(client, { usage: fresh });
       // The first answer is the state at subscribe time; later ones mean a request moved the pools.
       usageUpdates.current += 1;
-      if (usageUpdates.current > 1) refetch(client);
+      if (usageUpdates.current > 1) refetch();
     },
   });
   const live: LiveStatus = connections.error || usage.error ? 'interrupted' : connections.loading ? 'connecting' : 'live';

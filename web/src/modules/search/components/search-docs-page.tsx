@@ -48,6 +48,10 @@ export function SearchDocsPage() {
         <CodeBlock label="Cursor" install="~/.cursor/mcp.json" code={cursorSnippet(mcpUrl)} />
         <CodeBlock label="VS Code" install=".vscode/mcp.json" code={vscodeSnippet(mcpUrl)} />
         <CodeBlock label="Codex" install="~/.codex/config.toml" code={codexSnippet(mcpUrl)} />
+        <p>
+          <Trans t={t} i18nKey="mcp.oauth" components={{ account: <Link to="/account" /> }} />
+        </p>
+        <CodeBlock label="OAuth" code={oauthSnippet(mcpUrl)} />
         <p>{t('mcp.sdkClient')}</p>
         <CodeBlock label="Node.js" install="npm install @modelcontextprotocol/sdk" code={mcpSdkSnippet(mcpUrl, query)} />
         <p>
@@ -149,6 +153,15 @@ function codexSnippet(mcpUrl: string): string {
   return `[mcp_servers.svc]
 url = "${mcpUrl}"
 bearer_token_env_var = "SVC_API_KEY"`;
+}
+
+function oauthSnippet(mcpUrl: string): string {
+  return `# Claude Code
+claude mcp add --transport http svc ${mcpUrl}
+claude mcp login svc
+# Codex
+codex mcp add svc --url ${mcpUrl}
+codex mcp login svc`;
 }
 
 function mcpSdkSnippet(mcpUrl: string, query: string): string {

@@ -2,6 +2,7 @@ import { Trans, useTranslation } from 'react-i18next';
 import { Link, NavLink, Outlet, ScrollRestoration } from 'react-router';
 import { useAccountLanguage } from '../../account/hooks/use-language.ts';
 import { useMe } from '../../account/hooks/use-me.ts';
+import { NoticeBell } from '../../alerts/components/notice-bell.tsx';
 import { LanguageSwitch } from './language-switch.tsx';
 
 /** Header, page body and footer around every page. */
@@ -50,6 +51,7 @@ function MainNav() {
           {item.label}
         </NavLink>
       ))}
+      {me && <NoticeBell />}
     </nav>
   );
 }

@@ -1,3 +1,6 @@
+/** The state of a page's live subscription. */
+export type LiveStatus = 'connecting' | 'live' | 'interrupted';
+
 /** Whether a page's live updates are flowing: a coloured dot (`live--<status>`) and what it means, in words. */
 export function LiveBadge({ status, label, title }: { status: string; label: string; title?: string }) {
   return (

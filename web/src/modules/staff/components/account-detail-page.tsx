@@ -111,7 +111,7 @@ export function AccountDetailPage() {
             {account.usageHistory.nodes.length === 0 ? (
               <Empty title={t('account.requests.empty')} text={t('account.requests.emptyHint')} />
             ) : (
-              <UsageHistoryTable nodes={account.usageHistory.nodes} />
+              <UsageHistoryTable nodes={account.usageHistory.nodes} requestHref={(requestId) => `/admin/requests/${encodeURIComponent(requestId)}`} />
             )}
           </AdminSection>
           {account.kind === 'organisation' ? (
@@ -279,7 +279,7 @@ function Sessions({ sessions }: { sessions: SessionFragment[] }) {
                 <tr key={session.id}>
                   <td>
                     {t(`account.sessions.kind.${session.kind}`)}
-                    {session.kind === 'device' && session.clientName && (
+                    {session.kind !== 'web' && session.clientName && (
                       <>
                         {' · '}
                         <code>{session.clientName}</code>

@@ -1,4 +1,8 @@
-/** `/admin/accounts`: find an account by part of its email or by its id; newest accounts first. */
+/**
+ * `/admin/accounts`: every account, newest first — and the admin app's one search box, which finds
+ * accounts (email, @domain), organisations (name), keys (svc_live_…, svc_ent_…), requests (mbr_…) and
+ * orders (number or trade number), and opens the record when there is one (`SearchResults`).
+ */
 import { useQuery } from '@apollo/client/react';
 import { useTranslation } from 'react-i18next';
 import { Link, useSearchParams } from 'react-router';
@@ -9,6 +13,7 @@ import type { StaffAccountFragment } from '../graphql/staff-account.fragment.ts'
 import { appendPage, useLoadMore } from '../hooks/use-load-more.ts';
 import { AccountStatus, PackageBadge, RoleBadge } from './account-badges.tsx';
 import { MoreButton, SearchBar } from './search-bar.tsx';
+import { SearchResults } from './search-results.tsx';
 
 const pageSize = 25;
 
@@ -16,19 +21,6 @@ export function AccountsPage() {
   const { t } = useTranslation('staff');
   const [params, setParams] = useSearchParams();
   const search = params.get('q') ?? '';
-  const { data, previousData, loading, error, refetch, fetchMore } = useQuery(ACCOUNTS_QUERY, {
-    variables: { search: search || null, first: pageSize },
-    notifyOnNetworkStatusChange: true,
-  });
-  const page = (data ?? previousData)?.accounts;
-
-  const [loadingMore, more] = useLoadMore(page?.pageInfo.endCursor, (after) =>
-    fetchMore({
-      variables: { after },
-      updateQuery: (previous, { fetchMoreResult }) => ({ accounts: appendPage(previous.accounts, fetchMoreResult.accounts) }),
-    }),
-  );
-
   return (
     <div className="admin-page">
       <title>{t('pageTitle', { page: t('accounts.title') })}</title>
@@ -44,18 +36,41 @@ export function AccountsPage() {
         maxLength={254}
         clearLabel={t('accounts.clear')}
       />
+      <p className="muted search-bar__hint">{t('accounts.searchHint')}</p>
+      {search ? <SearchResults query={search} /> : <AllAccounts />}
+    </div>
+  );
+}
+
+/** Every account, newest first, in pages. */
+function AllAccounts() {
+  const { t } = useTranslation('staff');
+  const { data, previousData, loading, error, refetch, fetchMore } = useQuery(ACCOUNTS_QUERY, {
+    variables: { search: null, first: pageSize },
+    notifyOnNetworkStatusChange: true,
+  });
+  const page = (data ?? previousData)?.accounts;
+
+  const [loadingMore, more] = useLoadMore(page?.pageInfo.endCursor, (after) =>
+    fetchMore({
+      variables: { after },
+      updateQuery: (previous, { fetchMoreResult }) => ({ accounts: appendPage(previous.accounts, fetchMoreResult.accounts) }),
+    }),
+  );
+  return (
+    <>
       {error && !page ? (
         <ErrorState title={t('accounts.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
       ) : !page ? (
         <LoadingState label={t('accounts.loading')} />
       ) : page.nodes.length === 0 ? (
-        <EmptyState title={search ? t('accounts.noMatch', { search }) : t('accounts.none')}>
-          <p>{search ? t('accounts.noMatchHint') : t('accounts.noneHint')}</p>
+        <EmptyState title={t('accounts.none')}>
+          <p>{t('accounts.noneHint')}</p>
         </EmptyState>
       ) : (
         <>
           <p className="muted admin-count" aria-live="polite">
-            {search ? t('accounts.matching', { search }) : t('accounts.all')}
+            {t('accounts.all')}
             {loading && !loadingMore && <span> · {t('updating')}</span>}
           </p>
           <AccountsTable accounts={page.nodes} />
@@ -64,7 +79,7 @@ export function AccountsPage() {
           )}
         </>
       )}
-    </div>
+    </>
   );
 }
 
@@ -73,7 +88,7 @@ function AccountsTable({ accounts }: { accounts: StaffAccountFragment[] }) {
   const format = useFormat();
   return (
     <div className="table-scroll">
-      <table className="admin-table admin-table--rows">
+      <table className="admin-table admin-table--rows stacked-table">
         <thead>
           <tr>
             <th scope="col">{t('accounts.columns.email')}</th>
@@ -92,16 +107,18 @@ function AccountsTable({ accounts }: { accounts: StaffAccountFragment[] }) {
                 </Link>
                 {account.displayName && <span className="muted"> · {account.displayName}</span>}
               </th>
-              <td>
+              <td data-label={t('accounts.columns.role')}>
                 <RoleBadge role={account.role} />
               </td>
-              <td>
+              <td data-label={t('accounts.columns.package')}>
                 <PackageBadge packageId={account.planPackage} until={account.planPackageUntil} />
               </td>
-              <td>
+              <td data-label={t('accounts.columns.status')}>
                 <AccountStatus account={account} />
               </td>
-              <td className="nowrap">{format.dateTime(account.createdAt)}</td>
+              <td className="nowrap" data-label={t('accounts.columns.created')}>
+                {format.dateTime(account.createdAt)}
+              </td>
             </tr>
           ))}
         </tbody>

@@ -8,7 +8,7 @@ export function AdminNotFoundPage() {
     <div className="admin-page">
       <title>{t('pageTitle', { page: t('notFound.title') })}</title>
       <div className="state state--empty">
-        <p className="state__title">{t('notFound.heading')}</p>
+        <h1 className="state__title">{t('notFound.heading')}</h1>
         <p>
           <Trans
             t={t}

@@ -114,6 +114,9 @@ function Decision({ application, onDecided }: { application: ApplicationDetail; 
   if (!viewer.viewerCanReviewApplications) {
     return <p className="account-actions account-actions--note muted">{t('review.detail.cannotReview')}</p>;
   }
+  if (!application.viewerCanDecide) {
+    return <p className="account-actions account-actions--note muted">{t('review.detail.ownApplication')}</p>;
+  }
   return (
     <div className="account-actions">
       <button type="button" className="button" onClick={() => setDialog('approve')}>

@@ -16,6 +16,7 @@ import { ENTERPRISE_APPLICATION_CHANGED_SUBSCRIPTION } from '../../enterprise/gr
 import type { EnterpriseApplicationState } from '../../enterprise/graphql/enterprise-application.fragment.ts';
 import { useCountryName } from '../../enterprise/hooks/use-countries.ts';
 import { LiveBadge } from '../../shell/components/live-badge.tsx';
+import { rovingKeys } from '../../shell/hooks/roving-keys.ts';
 import { EmptyState, ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { ENTERPRISE_APPLICATIONS_QUERY, type ReviewApplication } from '../graphql/enterprise-applications.query.ts';
 import { appendPage, useLoadMore } from '../hooks/use-load-more.ts';
@@ -50,6 +51,7 @@ export function ApplicationsPage() {
     },
   });
   const page = (data ?? previousData)?.enterpriseApplications;
+  const choose = (option: Filter) => setParams(option === 'pending_review' ? {} : { state: option }, { replace: true });
   const live = subscription.error ? 'interrupted' : 'live';
 
   const [loadingMore, more] = useLoadMore(page?.pageInfo.endCursor, (after) =>
@@ -71,15 +73,16 @@ export function ApplicationsPage() {
         </div>
         <div className="review-head__right">
           <LiveBadge status={live} label={t(`review.live.${live}`)} />
-          <div className="segmented" role="radiogroup" aria-label={t('review.filterLabel')}>
+          <div className="segmented" role="radiogroup" aria-label={t('review.filterLabel')} onKeyDown={rovingKeys(filters, filter, choose)}>
             {filters.map((option) => (
               <button
                 key={option}
                 type="button"
                 role="radio"
                 aria-checked={filter === option}
+                tabIndex={filter === option ? 0 : -1}
                 className={filter === option ? 'segmented__option segmented__option--active' : 'segmented__option'}
-                onClick={() => setParams(option === 'pending_review' ? {} : { state: option }, { replace: true })}
+                onClick={() => choose(option)}
               >
                 {t(`review.filters.${option}`)}
               </button>
@@ -117,7 +120,7 @@ function QueueTable({ applications, arrived, showState }: { applications: Review
   const now = Date.now();
   return (
     <div className="table-scroll">
-      <table className="admin-table admin-table--rows review-table">
+      <table className="admin-table admin-table--rows review-table stacked-table">
         <thead>
           <tr>
             <th scope="col">{t('review.columns.organisation')}</th>
@@ -142,8 +145,8 @@ function QueueTable({ applications, arrived, showState }: { applications: Review
                   {application.useCase}
                 </span>
               </th>
-              <td>{t(`kind.${application.kind}.name`)}</td>
-              <td>
+              <td data-label={t('review.columns.kind')}>{t(`kind.${application.kind}.name`)}</td>
+              <td data-label={t('review.columns.applicant')}>
                 {application.applicant ? (
                   <>
                     <Link to={`/admin/accounts/${application.applicant.id}`} className="review-table__email" title={application.applicant.email}>
@@ -155,9 +158,11 @@ function QueueTable({ applications, arrived, showState }: { applications: Review
                   <span className="muted">{t('review.detail.applicant.gone')}</span>
                 )}
               </td>
-              <td>{countryName(application.country)}</td>
-              <td className="num">{format.compact(application.expectedMonthlyTokens)}</td>
-              <td className="nowrap">
+              <td data-label={t('review.columns.country')}>{countryName(application.country)}</td>
+              <td className="num" data-label={t('review.columns.tokens')}>
+                {format.compact(application.expectedMonthlyTokens)}
+              </td>
+              <td className="nowrap" data-label={t('review.columns.submitted')}>
                 {format.dateTime(application.submittedAt)}
                 {application.state === 'pending_review' ? (
                   <span className="cell-note">{t('review.waiting', { duration: format.duration(Math.max(0, now - Date.parse(application.submittedAt))) })}</span>
@@ -166,7 +171,7 @@ function QueueTable({ applications, arrived, showState }: { applications: Review
                 )}
               </td>
               {showState && (
-                <td>
+                <td data-label={t('review.columns.state')}>
                   <ApplicationStateBadge state={application.state} />
                 </td>
               )}

@@ -1,33 +1,43 @@
-/** Audit entries as a table: when, who, what, to what, why, and what changed. Shared by the log and the account page. */
-import type { ReactNode } from 'react';
-import { useTranslation } from 'react-i18next';
+/**
+ * Audit entries as a table: when, who, what, to what, why, and what changed. Shared by the log and the
+ * account page. Below a laptop's width each entry is a card, its column names beside the values.
+ */
+import { Trans, useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { useFormat } from '../../../lib/format.ts';
 import type { AuditEntryFragment } from '../graphql/audit-entry.fragment.ts';
-import type { AccountRole } from '../graphql/staff-account.fragment.ts';
-import { accountRoles, useAuditText } from './labels.ts';
+import { AuditChange } from './audit-change.tsx';
+import { useAuditText } from './labels.ts';
 
 export function AuditTable({ entries, showTarget = true }: { entries: AuditEntryFragment[]; showTarget?: boolean }) {
   const { t } = useTranslation('staff');
   const format = useFormat();
   const text = useAuditText();
+  const label = {
+    when: t('audit.columns.when'),
+    who: t('audit.columns.who'),
+    what: t('audit.columns.what'),
+    target: t('audit.columns.target'),
+    reason: t('audit.columns.reason'),
+    change: t('audit.columns.change'),
+  };
   return (
     <div className="table-scroll">
       <table className="admin-table admin-table--rows audit-table">
         <thead>
           <tr>
-            <th scope="col">{t('audit.columns.when')}</th>
-            <th scope="col">{t('audit.columns.who')}</th>
-            <th scope="col">{t('audit.columns.what')}</th>
-            {showTarget && <th scope="col">{t('audit.columns.target')}</th>}
-            <th scope="col">{t('audit.columns.reason')}</th>
-            <th scope="col">{t('audit.columns.change')}</th>
+            <th scope="col">{label.when}</th>
+            <th scope="col">{label.who}</th>
+            <th scope="col">{label.what}</th>
+            {showTarget && <th scope="col">{label.target}</th>}
+            <th scope="col">{label.reason}</th>
+            <th scope="col">{label.change}</th>
           </tr>
         </thead>
         <tbody>
           {entries.map((entry) => (
             <tr key={entry.id} data-action={entry.action}>
-              <td className="nowrap">
+              <td className="nowrap" data-label={label.when}>
                 <time dateTime={entry.at}>{format.dateTime(entry.at)}</time>
                 {entry.requestId && (
                   <code className="audit-table__request" title={t('audit.requestIdTitle')}>
@@ -35,7 +45,7 @@ export function AuditTable({ entries, showTarget = true }: { entries: AuditEntry
                   </code>
                 )}
               </td>
-              <td>
+              <td data-label={label.who}>
                 {entry.actorEmail ? (
                   <Link to={`/admin/audit?actor=${encodeURIComponent(entry.actorEmail)}`} title={t('audit.actorTitle')}>
                     {entry.actorEmail}
@@ -46,19 +56,23 @@ export function AuditTable({ entries, showTarget = true }: { entries: AuditEntry
                   <span className="muted">{t('audit.system')}</span>
                 )}
               </td>
-              <td>
+              <td data-label={label.what}>
                 <span className="audit-action" data-code={entry.action}>
                   {text.action(entry.action)}
                 </span>
               </td>
               {showTarget && (
-                <td>
-                  <Target entry={entry} />
+                <td data-label={label.target}>
+                  <span>
+                    <Target entry={entry} />
+                  </span>
                 </td>
               )}
-              <td className="audit-table__reason">{entry.reason ?? <span className="muted">—</span>}</td>
-              <td>
-                <Change before={entry.before} after={entry.after} />
+              <td className="audit-table__reason" data-label={label.reason}>
+                <Reason reason={entry.reason} />
+              </td>
+              <td data-label={label.change}>
+                <AuditChange entry={entry} />
               </td>
             </tr>
           ))}
@@ -67,6 +81,41 @@ export function AuditTable({ entries, showTarget = true }: { entries: AuditEntry
     </div>
   );
 }
+
+/**
+ * Why, as the actor gave it — or, for what svc itself wrote (a payment, an approval, a period's end), the
+ * same sentence in the reader's language, its order or application linked.
+ */
+function Reason({ reason }: { reason: string | null }) {
+  const { t } = useTranslation('staff');
+  if (reason === null) return <span className="muted">—</span>;
+  for (const [pattern, key, path] of systemReasons) {
+    const match = pattern.exec(reason);
+    if (!match) continue;
+    const id = match[1]!;
+    return (
+      <span>
+        <Trans
+          t={t}
+          i18nKey={key}
+          values={{ id, kind: match[2] ? t(`audit.value.kind.${match[2] as 'start'}`) : '' }}
+          components={{ record: path ? <Link to={`${path}/${encodeURIComponent(id)}`} /> : <span />, code: <code /> }}
+        />
+      </span>
+    );
+  }
+  return <span>{reason}</span>;
+}
+
+/** The reasons svc writes itself (server: subscription.service.ts, application*.service.ts, plan-assignment.service.ts). */
+const systemReasons: [RegExp, 'audit.systemReason.orderPaid' | 'audit.systemReason.orderPaidKind' | 'audit.systemReason.orderRefunded' | 'audit.systemReason.applicationApproved' | 'audit.systemReason.applicationApprovedAutomatically' | 'audit.systemReason.periodEnded', string | null][] = [
+  [/^Order (\S+) paid\.$/, 'audit.systemReason.orderPaid', '/admin/orders'],
+  [/^Order (\S+) paid \((start|extend|upgrade|downgrade)\)\.$/, 'audit.systemReason.orderPaidKind', '/admin/orders'],
+  [/^Order (\S+) was refunded\.$/, 'audit.systemReason.orderRefunded', '/admin/orders'],
+  [/^Application (\S+) approved\.$/, 'audit.systemReason.applicationApproved', '/admin/applications'],
+  [/^Application (\S+) approved automatically\.$/, 'audit.systemReason.applicationApprovedAutomatically', '/admin/applications'],
+  [/^The package period ended\.()$/, 'audit.systemReason.periodEnded', null],
+];
 
 function Target({ entry }: { entry: AuditEntryFragment }) {
   const { t } = useTranslation('staff');
@@ -77,6 +126,16 @@ function Target({ entry }: { entry: AuditEntryFragment }) {
       <>
         <span className="muted">{kind} </span>
         <Link to={`/admin/accounts/${entry.targetId}`}>
+          <code>{shortId(entry.targetId)}</code>
+        </Link>
+      </>
+    );
+  }
+  if (entry.targetType === 'order' || entry.targetType === 'application') {
+    return (
+      <>
+        <span className="muted">{kind} </span>
+        <Link to={`/admin/${entry.targetType === 'order' ? 'orders' : 'applications'}/${encodeURIComponent(entry.targetId)}`}>
           <code>{shortId(entry.targetId)}</code>
         </Link>
       </>
@@ -98,56 +157,6 @@ function Target({ entry }: { entry: AuditEntryFragment }) {
       )}
     </>
   );
-}
-
-/** The fields that changed, "field: before → after"; values that only one side has are shown alone. */
-function Change({ before, after }: { before: Record<string, unknown> | null; after: Record<string, unknown> | null }) {
-  const { t } = useTranslation('staff');
-  const text = useAuditText();
-  const show = useShowValue();
-  // Fields that did not change (a package "until" that stays empty) and a revoked key's identity (shown as
-  // its target) are left out.
-  const keys = [...new Set([...Object.keys(after ?? {}), ...Object.keys(before ?? {})])].filter((key) => {
-    if (before && after && key in before && key in after) return JSON.stringify(before[key]) !== JSON.stringify(after[key]);
-    return !['accountId', 'name', 'prefix', 'last4'].includes(key);
-  });
-  if (keys.length === 0) return <span className="muted">—</span>;
-  return (
-    <ul className="audit-change">
-      {keys.map((key) => {
-        const old = before && key in before ? before[key] : undefined;
-        const now = after && key in after ? after[key] : undefined;
-        const label = text.field(key);
-        return (
-          <li key={key}>
-            <span className="muted">{label ?? <code>{key}</code>}</span>{' '}
-            {old !== undefined && now !== undefined ? (
-              <>
-                {show(key, old)} <span aria-label={t('audit.became')}>→</span> {show(key, now)}
-              </>
-            ) : (
-              show(key, now ?? old)
-            )}
-          </li>
-        );
-      })}
-    </ul>
-  );
-}
-
-/** A recorded value in words: times in the reader's zone, roles named, counts grouped, ids and codes as code. */
-function useShowValue(): (key: string, value: unknown) => ReactNode {
-  const { t } = useTranslation('staff');
-  const format = useFormat();
-  const text = useAuditText();
-  return (key, value) => {
-    if (value === null || value === undefined) return t('audit.noValue');
-    if (typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value)) return format.dateTime(value);
-    if (key === 'role' && typeof value === 'string' && accountRoles.includes(value as AccountRole)) return text.role(value as AccountRole);
-    if (typeof value === 'number') return format.integer(value);
-    if (typeof value === 'boolean') return value ? t('audit.yes') : t('audit.no');
-    return <code>{typeof value === 'string' ? value : JSON.stringify(value)}</code>;
-  };
 }
 
 export function shortId(id: string): string {

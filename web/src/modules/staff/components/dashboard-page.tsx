@@ -1,15 +1,19 @@
 /**
- * `/admin`: what the service did over the last 7, 30 or 90 days — requests, tokens, spend, errors and
- * refunds by day and by model, revenue — and how long the enterprise review queue is.
+ * `/admin`: the search box (which answers on the accounts page), then what the service did over the last 7, 30 or 90 days — requests, tokens, spend, errors and
+ * refunds by day and by model, revenue — and how long the enterprise review queue is, live (the admin
+ * layout keeps the `reviewQueue` query current; this tile reads it).
  */
 import { useQuery } from '@apollo/client/react';
 import type { ReactNode } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
-import { Link, useSearchParams } from 'react-router';
+import { Link, useNavigate, useSearchParams } from 'react-router';
 import { useFormat } from '../../../lib/format.ts';
 import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
+import { rovingKeys } from '../../shell/hooks/roving-keys.ts';
 import { STATS_QUERY, type StatsQuery, type StatsRange } from '../graphql/stats.query.ts';
+import { useReviewQueue } from '../hooks/use-review-queue.ts';
 import { DayBarChart } from './day-bar-chart.tsx';
+import { SearchBar } from './search-bar.tsx';
 
 const ranges: { value: StatsRange; days: number }[] = [
   { value: 'last_7_days', days: 7 },
@@ -24,10 +28,13 @@ function isRange(value: string | null): value is StatsRange {
 export function DashboardPage() {
   const { t } = useTranslation('staff');
   const [params, setParams] = useSearchParams();
+  const navigate = useNavigate();
   const asked = params.get('range');
   const range: StatsRange = isRange(asked) ? asked : 'last_30_days';
   const { data, previousData, loading, error, refetch } = useQuery(STATS_QUERY, { variables: { range }, notifyOnNetworkStatusChange: true });
   const stats = (data ?? previousData)?.stats;
+  const rangeValues = ranges.map((option) => option.value);
+  const choose = (value: StatsRange) => setParams(value === 'last_30_days' ? {} : { range: value }, { replace: true });
   return (
     <div className="admin-page">
       <title>{t('pageTitle', { page: t('dashboard.title') })}</title>
@@ -40,21 +47,30 @@ export function DashboardPage() {
             </p>
           )}
         </div>
-        <div className="segmented" role="radiogroup" aria-label={t('dashboard.rangeLabel')}>
+        <div className="segmented" role="radiogroup" aria-label={t('dashboard.rangeLabel')} onKeyDown={rovingKeys(rangeValues, range, choose)}>
           {ranges.map((option) => (
             <button
               key={option.value}
               type="button"
               role="radio"
               aria-checked={range === option.value}
+              tabIndex={range === option.value ? 0 : -1}
               className={range === option.value ? 'segmented__option segmented__option--active' : 'segmented__option'}
-              onClick={() => setParams(option.value === 'last_30_days' ? {} : { range: option.value }, { replace: true })}
+              onClick={() => choose(option.value)}
             >
               {t('dashboard.range', { count: option.days })}
             </button>
           ))}
         </div>
       </header>
+      <SearchBar
+        value=""
+        onSearch={(q) => q && void navigate(`/admin/accounts?q=${encodeURIComponent(q)}`)}
+        label={t('accounts.searchLabel')}
+        placeholder={t('accounts.searchPlaceholder')}
+        submitLabel={t('accounts.search')}
+        maxLength={254}
+      />
       {error && !stats ? (
         <ErrorState title={t('dashboard.loadError')} error={error} onRetry={() => void refetch().catch(() => undefined)} retrying={loading} />
       ) : !stats ? (
@@ -75,7 +91,7 @@ type Stats = StatsQuery['stats'];
 function Tiles({ stats }: { stats: Stats }) {
   const { t } = useTranslation('staff');
   const format = useFormat();
-  const { totals, reviewQueue } = stats;
+  const { totals } = stats;
   const errorRate = totals.requests > 0 ? totals.errors / totals.requests : 0;
   const days = stats.days;
   return (
@@ -121,14 +137,27 @@ function Tiles({ stats }: { stats: Stats }) {
         }
         lines={stats.revenue.length}
       />
-      <Link to="/admin/applications" className={reviewQueue.pending > 0 ? 'tile tile--link tile--attention' : 'tile tile--link'}>
-        <span className="tile__label">{t('dashboard.tiles.reviewQueue')}</span>
-        <span className="tile__value">{format.integer(reviewQueue.pending)}</span>
-        <span className="tile__note">
-          {reviewQueue.oldestSubmittedAt ? t('dashboard.tiles.oldestWaiting', { time: format.dateTime(reviewQueue.oldestSubmittedAt) }) : t('dashboard.tiles.nothingWaiting')}
-        </span>
-      </Link>
+      <ReviewQueueTile />
     </section>
+  );
+}
+
+/** The review queue: how many wait and since when, changing as applications arrive and are decided. */
+function ReviewQueueTile() {
+  const { t } = useTranslation('staff');
+  const format = useFormat();
+  const queue = useReviewQueue();
+  const pending = queue?.pending ?? 0;
+  return (
+    <Link to="/admin/applications" className={pending > 0 ? 'tile tile--link tile--attention' : 'tile tile--link'} data-testid="review-queue-tile">
+      <span className="tile__label">{t('dashboard.tiles.reviewQueue')}</span>
+      <span className="tile__value" aria-live="polite">
+        {queue ? format.integer(pending) : '—'}
+      </span>
+      <span className="tile__note">
+        {queue?.oldestSubmittedAt ? t('dashboard.tiles.oldestWaiting', { time: format.dateTime(queue.oldestSubmittedAt) }) : t('dashboard.tiles.nothingWaiting')}
+      </span>
+    </Link>
   );
 }
 

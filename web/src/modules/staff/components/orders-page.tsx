@@ -76,7 +76,10 @@ function OrderLookup({ lookup }: { lookup: string }) {
   return <OrderDetail order={order} />;
 }
 
-type Notice = { kind: 'requeried'; result: string; detail: string | null; state: string } | { kind: 'refunded' };
+type Notice = { kind: 'requeried'; result: string; detail: string | null; state: string } | { kind: 'refund'; state: string };
+
+/** Orders an admin may refund: paid, or paid and a refund the provider gave up. */
+const refundable = ['paid', 'refund_failed'];
 
 function OrderDetail({ order }: { order: StaffOrderFragment }) {
   const { t } = useTranslation('billing');
@@ -94,7 +97,7 @@ function OrderDetail({ order }: { order: StaffOrderFragment }) {
   const email = owner.data?.account?.email ?? order.accountId;
   const money = (amount: string) => format.money({ amount, currency: order.currency });
   const minor = (value: number) => money(minorAmount(value, order.currency));
-  const canRefund = viewer.role === 'admin' && order.state === 'paid';
+  const canRefund = viewer.role === 'admin' && refundable.includes(order.state);
 
   const askProvider = async () => {
     setProblem(null);
@@ -136,26 +139,28 @@ function OrderDetail({ order }: { order: StaffOrderFragment }) {
           {order.state === 'created' && <Fact label={t('admin.facts.expires')}>{format.dateTime(order.expiresAt)}</Fact>}
           {order.paidAt && <Fact label={t('admin.facts.paid')}>{format.dateTime(order.paidAt)}</Fact>}
           {order.closedAt && <Fact label={t('admin.facts.closed')}>{format.dateTime(order.closedAt)}</Fact>}
+          {order.refundRequestedAt && !order.refundedAt && <Fact label={t('admin.facts.refundRequested')}>{format.dateTime(order.refundRequestedAt)}</Fact>}
           {order.refundedAt && <Fact label={t('admin.facts.refunded')}>{format.dateTime(order.refundedAt)}</Fact>}
           {order.refundReason && <Fact label={t('admin.facts.refundReason')}>{order.refundReason}</Fact>}
         </dl>
       </header>
+      <RefundState order={order} />
       <div className="account-actions">
         <button type="button" className="button button--ghost" onClick={() => void askProvider()} disabled={requeryState.loading}>
           {requeryState.loading ? t('admin.requerying') : t('admin.requery')}
         </button>
         {canRefund && (
           <button type="button" className="button button--danger" onClick={() => setRefunding(true)}>
-            {t('admin.refund')}
+            {order.state === 'refund_failed' ? t('admin.refundAgain') : t('admin.refund')}
           </button>
         )}
-        {viewer.role !== 'admin' && order.state === 'paid' && <span className="muted account-actions--note">{t('admin.refundAdminOnly')}</span>}
+        {viewer.role !== 'admin' && refundable.includes(order.state) && <span className="muted account-actions--note">{t('admin.refundAdminOnly')}</span>}
       </div>
       <ProblemLine error={problem} />
       {notice && (
         <p className="notice" role="status">
           <span>
-            {notice.kind === 'refunded' ? t('admin.refundedNotice', { amount: money(order.amount) }) : <RequeryText notice={notice} />}
+            {notice.kind === 'refund' ? <RefundText state={notice.state} amount={money(order.amount)} /> : <RequeryText notice={notice} />}
           </span>
           <button type="button" className="notice__close" onClick={() => setNotice(null)} aria-label={t('admin.dismiss')}>
             ×
@@ -170,9 +175,9 @@ function OrderDetail({ order }: { order: StaffOrderFragment }) {
           reason="required"
           onClose={() => setRefunding(false)}
           onConfirm={async (reason) => {
-            await refund({ variables: { id: order.id, reason } });
+            const { data } = await refund({ variables: { id: order.id, reason } });
             setRefunding(false);
-            setNotice({ kind: 'refunded' });
+            setNotice({ kind: 'refund', state: data?.refundOrder.state ?? order.state });
             void audit.refetch().catch(() => undefined);
           }}
         >
@@ -204,6 +209,35 @@ function OrderDetail({ order }: { order: StaffOrderFragment }) {
   );
 }
 
+/** A refund on its way, or one the provider gave up: what it means and what staff can do. */
+function RefundState({ order }: { order: StaffOrderFragment }) {
+  const { t } = useTranslation('billing');
+  const format = useFormat();
+  if (order.state === 'refund_pending') {
+    return (
+      <p className="notice notice--pending" role="status" data-testid="refund-state">
+        {t('admin.refundPendingNote', { time: format.dateTime(order.refundRequestedAt ?? order.createdAt) })}
+      </p>
+    );
+  }
+  if (order.state === 'refund_failed') {
+    return (
+      <p className="notice notice--danger" role="alert" data-testid="refund-state">
+        {t('admin.refundFailedNote', { failure: order.refundFailure ?? '-' })}
+      </p>
+    );
+  }
+  return null;
+}
+
+/** What the provider made of the refund just asked for. */
+function RefundText({ state, amount }: { state: string; amount: string }) {
+  const { t } = useTranslation('billing');
+  if (state === 'refund_pending') return <>{t('admin.refundPendingNotice', { amount })}</>;
+  if (state === 'refund_failed') return <>{t('admin.refundFailedNotice', { amount })}</>;
+  return <>{t('admin.refundedNotice', { amount })}</>;
+}
+
 function Fact({ label, children }: { label: string; children: React.ReactNode }) {
   return (
     <div>
@@ -213,7 +247,7 @@ function Fact({ label, children }: { label: string; children: React.ReactNode })
   );
 }
 
-const requeryResults = ['paid', 'failed', 'expired', 'pending', 'unchanged', 'skipped', 'error'] as const;
+const requeryResults = ['paid', 'failed', 'expired', 'pending', 'refunded', 'refund_failed', 'unchanged', 'skipped', 'error'] as const;
 
 function RequeryText({ notice }: { notice: { result: string; detail: string | null; state: string } }) {
   const { t } = useTranslation('billing');
@@ -300,7 +334,7 @@ function RecentOrders() {
     <section className="admin-section">
       <h2>{t('admin.recent.heading')}</h2>
       <div className="table-scroll">
-        <table className="admin-table admin-table--rows">
+        <table className="admin-table admin-table--rows stacked-table">
           <thead>
             <tr>
               <th scope="col">{t('admin.recent.columns.order')}</th>
@@ -321,11 +355,15 @@ function RecentOrders() {
                     <code>{order.id}</code>
                   </Link>
                 </th>
-                <td className="nowrap">{format.dateTime(order.createdAt)}</td>
-                <td>{packageName(order.packageId)}</td>
-                <td>{text.providerName(order.provider)}</td>
-                <td className="num">{format.money({ amount: order.amount, currency: order.currency })}</td>
-                <td>
+                <td className="nowrap" data-label={t('admin.recent.columns.created')}>
+                  {format.dateTime(order.createdAt)}
+                </td>
+                <td data-label={t('admin.recent.columns.package')}>{packageName(order.packageId)}</td>
+                <td data-label={t('admin.recent.columns.provider')}>{text.providerName(order.provider)}</td>
+                <td className="num" data-label={t('admin.recent.columns.amount')}>
+                  {format.money({ amount: order.amount, currency: order.currency })}
+                </td>
+                <td data-label={t('admin.recent.columns.state')}>
                   <StateBadge state={order.state} />
                 </td>
               </tr>

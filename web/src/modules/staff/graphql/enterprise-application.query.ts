@@ -5,6 +5,8 @@ import { USAGE_FRAGMENT, type UsageFragment } from '../../usage/graphql/usage.fr
 import { STAFF_ACCOUNT_FRAGMENT, type StaffAccountFragment } from './staff-account.fragment.ts';
 
 export interface ApplicationDetail extends EnterpriseApplicationFragment {
+  /** Pending, and the viewer reviews and did not submit it. */
+  viewerCanDecide: boolean;
   /** Null only if the account is gone. */
   applicant: (StaffAccountFragment & { usage: UsageFragment }) | null;
   /** The applicant's other applications, newest first. */
@@ -20,6 +22,7 @@ export const ENTERPRISE_APPLICATION_QUERY: TypedDocumentNode<EnterpriseApplicati
   query EnterpriseApplication($id: ID!) {
     enterpriseApplication(id: $id) {
       ...EnterpriseApplicationFragment
+      viewerCanDecide
       applicant {
         ...StaffAccountFragment
         usage {

@@ -23,6 +23,8 @@ export interface StaffOrderFragment extends OrderFragment {
   accountId: string;
   providerTradeNo: string | null;
   refundReason: string | null;
+  /** The provider's word for why the latest refund failed (CLOSED, ABNORMAL); null unless refund_failed. */
+  refundFailure: string | null;
   notices: PaymentNoticeFragment[];
 }
 
@@ -32,6 +34,7 @@ export const STAFF_ORDER_FRAGMENT: TypedDocumentNode<StaffOrderFragment> = gql`
     accountId
     providerTradeNo
     refundReason
+    refundFailure
     notices {
       id
       createdAt

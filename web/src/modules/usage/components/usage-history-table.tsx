@@ -1,54 +1,95 @@
 import { useTranslation } from 'react-i18next';
+import { Link } from 'react-router';
 import { useFormat } from '../../../lib/format.ts';
 import { usePlanText } from '../../plan/components/plan-labels.ts';
 import type { UsageRecordFragment } from '../graphql/usage-record.fragment.ts';
+import { CredentialLabel, ShortRequestId, shortRequestId } from './request-parts.tsx';
 
-/** Recent requests, newest first: when, which model, what it produced, tokens in → out, cost with its currency, outcome. */
-export function UsageHistoryTable({ nodes }: { nodes: UsageRecordFragment[] }) {
+/**
+ * Recent requests, newest first: when, which request (its id, opening its story when `requestHref` is
+ * given), which model, which key, tokens in → out, cost with its currency, outcome and duration. On a
+ * narrow screen each request is a card with its labels beside the values.
+ */
+export function UsageHistoryTable({ nodes, requestHref }: { nodes: UsageRecordFragment[]; requestHref?: (requestId: string) => string }) {
   const { t } = useTranslation('usage');
   const format = useFormat();
   const plan = usePlanText();
+  const columns = {
+    time: t('history.columns.time'),
+    request: t('history.columns.request'),
+    model: t('history.columns.model'),
+    key: t('history.columns.key'),
+    tokens: t('history.columns.tokens'),
+    cost: t('history.columns.cost'),
+    status: t('history.columns.status'),
+    duration: t('history.columns.duration'),
+  };
   return (
     <div className="table-scroll">
       <table className="data-table usage-table">
         <thead>
           <tr>
-            <th scope="col">{t('history.columns.time')}</th>
-            <th scope="col">{t('history.columns.model')}</th>
-            <th scope="col">{t('history.columns.produced')}</th>
+            <th scope="col">{columns.time}</th>
+            <th scope="col">{columns.request}</th>
+            <th scope="col">{columns.model}</th>
+            <th scope="col">{columns.key}</th>
             <th scope="col" className="num">
-              {t('history.columns.tokens')}
+              {columns.tokens}
             </th>
             <th scope="col" className="num">
-              {t('history.columns.cost')}
+              {columns.cost}
             </th>
-            <th scope="col">{t('history.columns.status')}</th>
+            <th scope="col">{columns.status}</th>
             <th scope="col" className="num">
-              {t('history.columns.latency')}
+              {columns.duration}
             </th>
           </tr>
         </thead>
         <tbody>
           {nodes.map((node) => (
             <tr key={node.requestId} data-request-id={node.requestId}>
-              <td className="usage-table__time">
+              <td className="usage-table__time" data-label={columns.time}>
                 <time dateTime={node.createdAt}>{format.dateTime(node.createdAt)}</time>
               </td>
-              <td>
-                <code>{node.model}</code>
-                {node.routedModel !== node.model && (
-                  <span className="muted" title={t('history.routedTitle')}>
-                    {' → '}
-                    <code>{node.routedModel}</code>
-                  </span>
+              <td data-label={columns.request}>
+                {requestHref ? (
+                  <Link
+                    to={requestHref(node.requestId)}
+                    className="request-link"
+                    // The name holds what the link shows, so speech input can say what it sees.
+                    aria-label={`${t('history.openRequest')} ${shortRequestId(node.requestId)}`}
+                  >
+                    <ShortRequestId id={node.requestId} />
+                  </Link>
+                ) : (
+                  <ShortRequestId id={node.requestId} />
                 )}
-                <span className={`tier tier--${node.class}`}>{plan.className(node.class)}</span>
-                {node.stream && <span className="muted usage-table__note">{t('history.stream')}</span>}
               </td>
-              <td data-testid="request-produced">
-                {node.unit && node.unitQuantity !== null ? t(`history.produced.${node.unit}`, { count: node.unitQuantity }) : <span className="muted">{t('history.produced.text')}</span>}
+              <td data-label={columns.model}>
+                <span className="usage-table__model">
+                  <code>{node.model}</code>
+                  {node.routedModel !== node.model && (
+                    <span className="muted" title={t('history.routedTitle')}>
+                      {' → '}
+                      <code>{node.routedModel}</code>
+                    </span>
+                  )}
+                </span>
+                <span className="muted usage-table__note">
+                  <span className={`usage-table__class usage-table__class--${node.class}`}>{plan.className(node.class)}</span>
+                  {node.unit && node.unitQuantity !== null && (
+                    <>
+                      {' · '}
+                      <span data-testid="request-produced">{t(`history.produced.${node.unit}`, { count: node.unitQuantity })}</span>
+                    </>
+                  )}
+                  {node.stream && ` · ${t('history.stream')}`}
+                </span>
               </td>
-              <td className="num">
+              <td data-label={columns.key}>
+                <CredentialLabel record={node} />
+              </td>
+              <td className="num" data-label={columns.tokens}>
                 {t('history.tokens', { input: format.integer(node.inputTokens), output: format.integer(node.outputTokens) })}
                 {node.estimated && (
                   <span className="badge badge--estimated" title={t('history.estimatedHint')}>
@@ -56,15 +97,18 @@ export function UsageHistoryTable({ nodes }: { nodes: UsageRecordFragment[] }) {
                   </span>
                 )}
               </td>
-              <td className="num" data-testid="request-cost">
+              <td className="num" data-testid="request-cost" data-label={columns.cost}>
                 {format.money(node.cost)}
               </td>
-              <td>
+              <td data-label={columns.status}>
                 <span className={`status status--${node.status}`} title={t(`history.statusHint.${node.status}`)}>
                   {t(`history.status.${node.status}`)}
                 </span>
+                {node.errorCode && <code className="usage-table__code">{node.errorCode}</code>}
               </td>
-              <td className="num">{format.milliseconds(node.latencyMs)}</td>
+              <td className="num" data-label={columns.duration}>
+                {format.seconds(node.durationSeconds)}
+              </td>
             </tr>
           ))}
         </tbody>

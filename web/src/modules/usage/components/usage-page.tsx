@@ -3,11 +3,11 @@ import { useId } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { usePackageName } from '../../plan/components/plan-labels.ts';
-import { LiveBadge } from '../../shell/components/live-badge.tsx';
+import { LiveBadge, type LiveStatus } from '../../shell/components/live-badge.tsx';
 import { ErrorState, LoadingState } from '../../shell/components/query-state.tsx';
 import { SignedIn, SignInPrompt } from '../../shell/components/signed-in.tsx';
 import type { UsageFragment } from '../graphql/usage.fragment.ts';
-import { useLiveUsage, type LiveStatus } from '../hooks/use-live-usage.ts';
+import { useLiveUsage } from '../hooks/use-live-usage.ts';
 import { FirstRequest } from './first-request.tsx';
 import { PoolClasses } from './pool-classes.tsx';
 import { UsageHistoryTable } from './usage-history-table.tsx';
@@ -72,7 +72,7 @@ function LiveUsage() {
           <FirstRequest />
         ) : (
           <>
-            <UsageHistoryTable nodes={history.nodes} />
+            <UsageHistoryTable nodes={history.nodes} requestHref={(requestId) => `/account/usage/requests/${encodeURIComponent(requestId)}`} />
             {history.pageInfo.hasNextPage && (
               <div className="actions usage-more">
                 <button type="button" className="button button--ghost" onClick={state.loadOlder} disabled={state.loadingOlder}>

@@ -1,7 +1,8 @@
 /**
  * The usage page's data: the pools (query, then kept current by the `usageUpdated` subscription, which
  * answers once at once and again whenever a request is admitted or settled) and the first page of recent
- * requests, refetched after each update so the newest request and its cost appear without a reload.
+ * requests, refetched after each update (one refetch at a time, and one more if an update came during it)
+ * so the newest request and its cost appear without a reload.
  */
 import { useQuery, useSubscription } from '@apollo/client/react';
 import { useRef } from 'react';
@@ -9,10 +10,10 @@ import type { UsageFragment } from '../graphql/usage.fragment.ts';
 import { USAGE_HISTORY_QUERY, type UsageHistoryQuery } from '../graphql/usage-history.query.ts';
 import { USAGE_UPDATED_SUBSCRIPTION } from '../graphql/usage-updated.subscription.ts';
 import { USAGE_QUERY } from '../graphql/usage.query.ts';
+import type { LiveStatus } from '../../shell/components/live-badge.tsx';
+import { useSerialRefetch } from '../../shell/hooks/use-serial-refetch.ts';
 
 export const HISTORY_PAGE = 20;
-
-export type LiveStatus = 'connecting' | 'live' | 'interrupted';
 
 export interface LiveUsage {
   usage: UsageFragment | undefined;
@@ -31,6 +32,7 @@ export function useLiveUsage(): LiveUsage {
   const usage = useQuery(USAGE_QUERY, { notifyOnNetworkStatusChange: true });
   const history = useQuery(USAGE_HISTORY_QUERY, { variables: { first: HISTORY_PAGE }, notifyOnNetworkStatusChange: true });
   const updates = useRef(0);
+  const refreshHistory = useSerialRefetch(() => history.refetch({ first: HISTORY_PAGE, after: null }));
   const subscription = useSubscription(USAGE_UPDATED_SUBSCRIPTION, {
     onData: ({ client, data }) => {
       const fresh = data.data?.usageUpdated;
@@ -38,7 +40,7 @@ export function useLiveUsage(): LiveUsage {
       client.writeQuery({ query: USAGE_QUERY, data: { usage: fresh } });
       // The first answer is the state at subscribe time; later ones mean a request moved the pools.
       updates.current += 1;
-      if (updates.current > 1) void history.refetch({ first: HISTORY_PAGE, after: null }).catch(() => undefined);
+      if (updates.current > 1) refreshHistory();
     },
   });
   const live: LiveStatus = subscription.error ? 'interrupted' : subscription.data ? 'live' : 'connecting';

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { ResponsesFraming, type ResponseEcho } from '../../../server/modules/gateway/responses.framing.ts';
+
+const head = { id: 'up-1', object: 'chat.completion.chunk', created: 7, model: 'qwen', system_fingerprint: null };
+const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], usage: null })}\n\n`;
+
+const echo: ResponseEcho = {
+  instructions: null,
+  max_output_tokens: 64,
+  metadata: {},
+  parallel_tool_calls: true,
+  previous_response_id: null,
+  reasoning: { effort: null, summary: null },
+  store: false,
+  temperature: 1,
+  text: { format: { type: 'text' } },
+  tool_choice: 'auto',
+  tools: [],
+  top_p: 1,
+  truncation: 'disabled',
+  user: null,
+};
+
+function stream() {
+  return new ResponsesFraming({ id: 'resp_test', createdAt: 1, echo, store: null, payerId: 'payer', conversation: [], input: [], names: new Map() }).stream('svc-2.1');
+}
+
+/** The same events with the message item's random id made fixed. */
+const fixedIds = (text: string) => text.replace(/msg_[0-9a-f]{48}/g, 'msg_X');
+
+describe('the Responses stream', () => {
+  it('events read one at a time (as model servers send them) go the byte path, and come out as the text path frames them', () => {
+    const texts = ['plain ', 'quote " and \\ backslash ', 'tab\t new\nline ', 'ünïcödé 漢字 😀 ', '', '\u0001 end'];
+    const events = [chunk({ role: 'assistant', content: '' }), ...texts.map((text) => chunk({ content: text })), chunk({ content: 'last' }, 'stop'), 'data: [DONE]\n\n'];
+    const usage = { prompt_tokens: 5, completion_tokens: 6 };
+    const whole = stream();
+    const expected = fixedIds(`${whole.push(Buffer.from(events.join('')))}${whole.end(usage) as string}`);
+    const byEvent = stream();
+    let out = '';
+    let buffers = 0;
+    for (const event of events) {
+      const sent = byEvent.push(Buffer.from(event), false);
+      if (Buffer.isBuffer(sent)) buffers++;
+      out += sent.toString();
+    }
+    out += byEvent.end(usage) as string;
+    expect(fixedIds(out)).toBe(expected);
+    // Every text after the one that opens the message, but the empty one.
+    expect(buffers).toBe(texts.length - 2);
+    expect(byEvent.deltas).toBe(whole.deltas);
+    const done = out.split('\n\n').find((block) => block.startsWith('event: response.output_text.done'))!;
+    expect(JSON.parse(done.split('\n')[1]!.slice(6))).toMatchObject({ text: texts.join('') + 'last' });
+    // Sequence numbers count every event, the byte path's too.
+    const sequences = out
+      .trim()
+      .split('\n\n')
+      .map((block) => (JSON.parse(block.split('\n')[1]!.slice(6)) as { sequence_number: number }).sequence_number);
+    expect(sequences).toEqual(sequences.map((_, i) => i));
+  });
+
+  it('as an HTTP chunk when asked: the event between its size line and CRLF', () => {
+    const framer = stream();
+    framer.push(Buffer.from(chunk({ role: 'assistant', content: 'a' })));
+    const frame = framer.push(Buffer.from(chunk({ content: 'b' })), true) as Buffer;
+    const text = frame.toString();
+    const size = text.slice(0, text.indexOf('\r\n'));
+    const body = text.slice(size.length + 2, -2);
+    expect(Number.parseInt(size, 16)).toBe(Buffer.byteLength(body));
+    expect(text.endsWith('\r\n')).toBe(true);
+    expect(JSON.parse(body.split('\n')[1]!.slice(6))).toMatchObject({ type: 'response.output_text.delta', delta: 'b', content_index: 0, output_index: 0, logprobs: [] });
+  });
+});
