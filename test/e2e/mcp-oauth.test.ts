@@ -110,6 +110,8 @@ describe('the consent page', () => {
       expect(landed.searchParams.get('error')).toBe('access_denied');
       expect(landed.searchParams.get('state')).toBe(denied.expectedState);
       expect(landed.searchParams.get('code')).toBeNull();
+      // The browser finishes arriving before the context closes: closing mid-navigation can hang Chromium's close.
+      await page.getByText('You can close this window.').waitFor();
       expect(problems).toEqual([]);
     } finally {
       await context.close();
