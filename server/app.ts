@@ -7,6 +7,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config/config.ts';
 import { openDatabase, type Database } from './db/orm.ts';
+import { entities } from './modules/entities.ts';
 import { graphqlRoutes } from './graphql/yoga.ts';
 import { parseJsonBody } from './http/body.ts';
 import { corsFor, corsRoutes, type Cors } from './http/cors.ts';
@@ -100,7 +101,7 @@ export async function buildApp(fileConfig: Config, options: BuildOptions = {}): 
 
 /** PostgreSQL (or PGlite) and Redis (or in-process), the database closed again if Redis cannot be opened. */
 async function openStores(config: Config, log: Logger): Promise<{ db: Database; redis: RedisLayer }> {
-  const db = await openDatabase(config, log);
+  const db = await openDatabase(config, log, entities);
   const redis = await openRedis(config, log).catch(async (error: unknown) => {
     await db.close();
     throw error;

@@ -12,6 +12,7 @@ import { resolve } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig, type Config, type Env } from '../config/config.ts';
 import { openDatabase } from '../db/orm.ts';
+import { entities } from '../modules/entities.ts';
 import { DatabaseInUseError } from '../db/pglite-lock.ts';
 import { openRedis } from '../infra/redis.ts';
 import { accountRoles, type AccountRole } from '../authz/principal.ts';
@@ -63,7 +64,7 @@ export async function createUser(env: Env, input: CreateUserInput, out: (line: s
 /** Opens the database itself (PostgreSQL, or PGlite when no server holds it). */
 async function directly(config: Config, request: BootstrapInput): Promise<BootstrapResult> {
   const log = pino({ level: 'warn' });
-  const db = await openDatabase(config, log);
+  const db = await openDatabase(config, log, entities);
   const redis = await openRedis(config, log).catch(async (error: unknown) => {
     await db.close();
     throw error;

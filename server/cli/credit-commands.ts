@@ -7,6 +7,7 @@
 import { pino } from 'pino';
 import { loadConfig, type Env } from '../config/config.ts';
 import { openDatabase } from '../db/orm.ts';
+import { entities } from '../modules/entities.ts';
 import { openRedis } from '../infra/redis.ts';
 import { createServices } from '../services.ts';
 import { call, CliError, serverSays, stored, type CliContext } from './client-commands.ts';
@@ -73,7 +74,7 @@ export async function mintCodes(env: Env, flags: MintFlags, io: { write: (text: 
   if (!flags.value || !flags.count) throw new CliError(say.mintUsage);
   const config = loadConfig(env);
   const log = pino({ level: 'warn' });
-  const db = await openDatabase(config, log);
+  const db = await openDatabase(config, log, entities);
   const redis = await openRedis(config, log).catch(async (error: unknown) => {
     await db.close();
     throw error;

@@ -8,6 +8,7 @@
 import { pino } from 'pino';
 import { loadConfig, type Config, type Env } from '../config/config.ts';
 import { openDatabase, type Database } from '../db/orm.ts';
+import { entities } from '../modules/entities.ts';
 import { archiveLedger, checkLedger, defaultArchiveDir, restoreLedger, type LedgerDifference } from '../metering/ledger-archive.ts';
 import { CliError } from './client-commands.ts';
 import type { CliMessages } from './messages.ts';
@@ -61,7 +62,7 @@ function describe(d: LedgerDifference): string {
 }
 
 async function withDatabase(config: Config, work: (db: Database) => Promise<number>): Promise<number> {
-  const db = await openDatabase(config, pino({ level: 'warn' }));
+  const db = await openDatabase(config, pino({ level: 'warn' }), entities);
   try {
     return await work(db);
   } finally {

@@ -6,6 +6,7 @@
 import { pino } from 'pino';
 import { loadConfig, type Config, type Env } from '../config/config.ts';
 import { openDatabase, type Database } from '../db/orm.ts';
+import { entities } from '../modules/entities.ts';
 import { SearchDocuments } from '../modules/search/search.documents.ts';
 import { collectSources, defaultIngestOptions, formatBytes, ingest, type IngestEvent, type IngestOptions } from '../modules/search/search.ingest.ts';
 import { CliError } from './client-commands.ts';
@@ -68,7 +69,7 @@ export async function searchStats(env: Env, io: Pick<SearchCliIo, 'out'>): Promi
 }
 
 async function withDatabase(config: Config, work: (db: Database) => Promise<number>): Promise<number> {
-  const db = await openDatabase(config, pino({ level: 'warn' }));
+  const db = await openDatabase(config, pino({ level: 'warn' }), entities);
   try {
     return await work(db);
   } finally {

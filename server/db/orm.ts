@@ -1,9 +1,11 @@
 /**
  * The database: PostgreSQL when `database.url` is set, otherwise embedded PGlite under
- * `database.dataDir` (it survives restarts). Both run the same migrations from `migrations/`.
+ * `database.dataDir` (it survives restarts). Both run the same migrations from `migrations/`. The entities
+ * are the caller's (`server/modules/entities.ts`): the database layer stands below the modules.
  */
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { EntitySchema } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
 import type { SqlEntityManager, SqlMikroORM } from '@mikro-orm/sql';
 import { CompiledQuery } from 'kysely';
@@ -12,7 +14,6 @@ import { migrationsList } from '../../migrations/index.ts';
 import type { Config } from '../config/config.ts';
 import { withTimeout } from '../infra/deadline.ts';
 import { CopyIn } from './copy-in.ts';
-import { entities } from './entities.ts';
 import { ensureLedgerPartitions, setRollupTimezone } from './ledger-upkeep.ts';
 import { lockDataDir } from './pglite-lock.ts';
 
@@ -54,7 +55,7 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export async function openDatabase(config: Config, log: Logger): Promise<Database> {
+export async function openDatabase(config: Config, log: Logger, entities: readonly EntitySchema[]): Promise<Database> {
   const shared = {
     entities,
     extensions: [Migrator],

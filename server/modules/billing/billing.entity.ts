@@ -72,6 +72,23 @@ export const BillingOrder = defineEntity({
 
 export type IBillingOrder = InferEntity<typeof BillingOrder>;
 
+/** The columns of `OrderRow`: `select ${orderRowColumns} from billing_order where …`. */
+export const orderRowColumns = 'id, created_at, package_id, provider, state, amount_minor, currency, paid_at, refunded_at, provider_trade_no';
+
+/** An order as raw SQL reads it, for the reads of many orders that load no entities (CSV export, statements). */
+export interface OrderRow {
+  id: string;
+  created_at: Date | string;
+  package_id: string;
+  provider: string;
+  state: string;
+  amount_minor: number;
+  currency: string;
+  paid_at: Date | string | null;
+  refunded_at: Date | string | null;
+  provider_trade_no: string | null;
+}
+
 export const noticeOutcomes = ['applied', 'duplicate', 'failed', 'pending', 'ignored', 'rejected', 'unverified', 'error', 'refunded', 'refund_failed'] as const;
 /**
  * - `applied`: this notice paid the order (exactly one per paid order);

@@ -10,6 +10,7 @@ import { formatMicros, formatMinor } from '../../config/money.ts';
 import type { Database } from '../../db/orm.ts';
 import { AppError, bilingual } from '../../errors/app-error.ts';
 import { csvLine } from '../../infra/csv.ts';
+import { orderRowColumns, type OrderRow } from '../billing/billing.entity.ts';
 
 export interface ExportRange {
   from: Date;
@@ -102,8 +103,7 @@ export class Exports {
   async *payments(accountId: string, range: ExportRange): AsyncGenerator<string> {
     yield csvLine(['created_at', 'order_id', 'what', 'provider', 'state', 'amount', 'currency', 'paid_at', 'refunded_at', 'provider_trade_no']);
     yield* this.#pages<OrderRow>(
-      `select id, created_at, package_id, provider, state, amount_minor, currency, paid_at, refunded_at, provider_trade_no from billing_order
-       where account_id = ? and created_at >= ? and created_at < ?`,
+      `select ${orderRowColumns} from billing_order where account_id = ? and created_at >= ? and created_at < ?`,
       [accountId, range.from, range.to],
       'created_at',
       (row) =>
@@ -172,19 +172,6 @@ interface RequestRow {
   currency: string;
   status: string;
   paid_from_credit: boolean | null;
-}
-
-interface OrderRow {
-  id: string;
-  created_at: Date | string;
-  package_id: string;
-  provider: string;
-  state: string;
-  amount_minor: number;
-  currency: string;
-  paid_at: Date | string | null;
-  refunded_at: Date | string | null;
-  provider_trade_no: string | null;
 }
 
 interface CreditRow {

@@ -16,6 +16,7 @@ import { AppError, bilingual } from '../../errors/app-error.ts';
 import type * as authz from '../../authz/authz.ts';
 import { isoDate, startOfDay, toLocal, type LocalDate } from '../../infra/calendar.ts';
 import type { Organisations } from '../enterprise/organisation.service.ts';
+import { orderRowColumns, type OrderRow } from '../billing/billing.entity.ts';
 import { CREDIT_PACKAGE_ID } from '../billing/billing.service.ts';
 import { creditKinds, type CreditKind } from '../credit/credit.ledger.ts';
 
@@ -120,17 +121,6 @@ interface FiguresRow {
   currency: string;
 }
 
-interface OrderRow {
-  id: string;
-  package_id: string;
-  provider: string;
-  state: string;
-  amount_minor: number;
-  currency: string;
-  paid_at: Date | string | null;
-  refunded_at: Date | string | null;
-}
-
 export class Statements {
   readonly #db: Database;
   readonly #organisations: Organisations;
@@ -181,12 +171,11 @@ export class Statements {
         [organisationId, start, end],
       ),
       em.execute<OrderRow[]>(
-        `select id, package_id, provider, state, amount_minor, currency, paid_at, refunded_at from billing_order
-          where account_id = ? and paid_at >= ? and paid_at < ? order by paid_at, id`,
+        `select ${orderRowColumns} from billing_order where account_id = ? and paid_at >= ? and paid_at < ? order by paid_at, id`,
         [organisationId, start, end],
       ),
       em.execute<OrderRow[]>(
-        `select id, package_id, provider, state, amount_minor, currency, paid_at, refunded_at from billing_order
+        `select ${orderRowColumns} from billing_order
           where account_id = ? and refunded_at >= ? and refunded_at < ? and state = 'refunded' order by refunded_at, id`,
         [organisationId, start, end],
       ),

@@ -17,7 +17,7 @@ const REDIS_URL = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? '
 
 /** Applies svc's migrations to `databaseUrl` (`npm run migration:up`). */
 export async function migrate(databaseUrl: string): Promise<void> {
-  await promisify(execFile)(process.execPath, [resolve(ROOT, 'server/db/migrate.ts'), 'up'], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, SVC_CONFIG: '' } });
+  await promisify(execFile)(process.execPath, [resolve(ROOT, 'server/cli/migrate.ts'), 'up'], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, SVC_CONFIG: '' } });
 }
 
 export interface RunningSvc {

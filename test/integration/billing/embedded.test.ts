@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseConfig } from '../../../server/config/config.ts';
 import { openDatabase, type Database } from '../../../server/db/orm.ts';
+import { entities } from '../../../server/modules/entities.ts';
 import { BillingOrders } from '../../../server/modules/billing/billing.service.ts';
 import { PaymentProviders } from '../../../server/modules/billing/providers/registry.ts';
 import { embeddedMode } from '../../helpers/app.ts';
@@ -16,7 +17,7 @@ const paid: string[] = [];
 
 beforeAll(async () => {
   const config = parseConfig(mode.config);
-  db = await openDatabase(config, pino({ level: 'silent' }));
+  db = await openDatabase(config, pino({ level: 'silent' }), entities);
   providers = new PaymentProviders(config);
   orders = new BillingOrders(config, db, providers, {
     async onPaid(order, tx) {

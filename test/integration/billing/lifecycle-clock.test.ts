@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../server/config/config.ts';
 import { openDatabase, type Database } from '../../../server/db/orm.ts';
+import { entities } from '../../../server/modules/entities.ts';
 import { openRedis, type RedisLayer } from '../../../server/infra/redis.ts';
 import { Mailer } from '../../../server/modules/account/mailer.ts';
 import { AuditLog } from '../../../server/modules/audit/audit.service.ts';
@@ -47,7 +48,7 @@ afterAll(async () => {
 async function instance(timezone: string) {
   const clock = { now: 0 };
   const config = parseConfig({ server: { logLevel: 'silent', baseUrl: 'https://svc.example' }, database: { url: database.url }, timezone, payments: { sandbox: { enabled: true } } }, {});
-  const db = await openDatabase(config, log);
+  const db = await openDatabase(config, log, entities);
   const redis = await openRedis(config, log);
   const lastUsed = new LastUsedRecorder(db);
   const identity = new IdentityService(config, db, redis, lastUsed, []);

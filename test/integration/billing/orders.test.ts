@@ -8,6 +8,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, type Config } from '../../../server/config/config.ts';
 import { openDatabase, type Database, type Em } from '../../../server/db/orm.ts';
+import { entities } from '../../../server/modules/entities.ts';
 import { AppError } from '../../../server/errors/app-error.ts';
 import { BillingOrders, type BillingHooks, type OrderView } from '../../../server/modules/billing/billing.service.ts';
 import type { RawNotification } from '../../../server/modules/billing/providers/provider.ts';
@@ -61,8 +62,8 @@ beforeAll(async () => {
     },
     { ...a.env, ...w.env, ...s.env },
   );
-  db = await openDatabase(config, log); // migrates
-  db2 = await openDatabase(config, log);
+  db = await openDatabase(config, log, entities); // migrates
+  db2 = await openDatabase(config, log, entities);
   await database.query('create table "test_credit" ("id" serial primary key, "order_id" text not null, "account_id" uuid not null, "package_id" text not null)');
   // Two instances: separate ORM connections (and pools), separate provider registries, one database.
   orders = new BillingOrders(config, db, new PaymentProviders(config), hooks);

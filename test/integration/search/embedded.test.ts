@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../server/config/config.ts';
 import { openDatabase, type Database } from '../../../server/db/orm.ts';
+import { entities } from '../../../server/modules/entities.ts';
 import { openRedis, type RedisLayer } from '../../../server/infra/redis.ts';
 import { createSearchService, type SearchService } from '../../../server/modules/search/search.service.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
@@ -112,7 +113,7 @@ describe.each([
   it('finds ingested documents through SearchService, ranked, with headline snippets', async () => {
     const config = parseConfig({ ...mode.config, search: { provider: 'embedded' } });
     const log = pino({ level: 'silent' });
-    db = await openDatabase(config, log);
+    db = await openDatabase(config, log, entities);
     redis = await openRedis(config, log);
     search = createSearchService(config, db, redis);
 

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { searchIngest } from '../../../server/cli/search-commands.ts';
 import { parseConfig } from '../../../server/config/config.ts';
 import { openDatabase } from '../../../server/db/orm.ts';
+import { entities } from '../../../server/modules/entities.ts';
 import { EmbeddedProvider } from '../../../server/modules/search/providers/embedded.provider.ts';
 import { MemorySearchCache } from '../../../server/modules/search/search.cache.ts';
 import { SearchService } from '../../../server/modules/search/search.service.ts';
@@ -108,7 +109,7 @@ describe('svc search ingest urls.txt', () => {
     expect([direct.code, direct.stdout.split('\n')[0]]).toEqual([0, `unchanged  ${origin}/page.html`]);
 
     const config = parseConfig({ database: { url: database.url } });
-    const db = await openDatabase(config, pino({ level: 'silent' }));
+    const db = await openDatabase(config, pino({ level: 'silent' }), entities);
     try {
       const service = new SearchService(config, new EmbeddedProvider(db), new MemorySearchCache());
       const kangaroo = (await service.search('kangaroo')).result;

@@ -5,11 +5,12 @@
  */
 import { ConfigError, loadConfig } from '../config/config.ts';
 import { createLogger } from '../log.ts';
-import { openDatabase } from './orm.ts';
+import { openDatabase } from '../db/orm.ts';
+import { entities } from '../modules/entities.ts';
 
 const [command, name] = process.argv.slice(2);
 if (command !== 'up' && command !== 'create') {
-  process.stderr.write('usage: node server/db/migrate.ts up | create <name>\n');
+  process.stderr.write('usage: node server/cli/migrate.ts up | create <name>\n');
   process.exit(2);
 }
 
@@ -17,7 +18,7 @@ try {
   const config = loadConfig();
   const log = createLogger({ server: { ...config.server, logLevel: 'warn' } });
   // Opening the database applies every pending migration.
-  const db = await openDatabase(config, log);
+  const db = await openDatabase(config, log, entities);
   try {
     const executed = await db.orm.migrator.getExecuted();
     process.stdout.write(`${db.mode} database is at ${executed.at(-1)?.name ?? '(no migrations)'} (${executed.length} applied)\n`);
