@@ -3,6 +3,11 @@
  * share. The process subscribes to the topic once (one Redis SUBSCRIBE however many watchers); each message
  * names the ids that changed and wakes only the local watchers of those ids. Messages carry ids, never
  * state: a woken subscription reads the fresh state itself.
+ *
+ * Each wake-up carries the id's generation: the number of the message that last named it (counted by this
+ * instance), or the count at the time its first watcher arrived. Every watcher an id's message wakes gets the
+ * same generation, so they can share one read of that state (`SingleFlight`, keyed by id and generation); a
+ * later message has a higher number, so no read begun before it is shared with the wake-up it causes.
  */
 import { Repeater, SlidingBuffer, type PubSub } from 'graphql-yoga';
 
@@ -10,7 +15,9 @@ export class FanOut<Message> {
   readonly #pubsub: PubSub<Record<string, [Message]>>;
   readonly #topic: string;
   readonly #idsOf: (message: Message) => readonly string[];
-  readonly #watchers = new Map<string, Set<() => void>>();
+  readonly #watchers = new Map<string, { wakes: Set<() => void>; generation: number }>();
+  /** Messages received so far: the generations. It never goes back, so a key once used is never reused for newer state. */
+  #received = 0;
   #inbound: AsyncIterator<Message> | null = null;
   #closed = false;
 
@@ -34,7 +41,13 @@ export class FanOut<Message> {
       inbound.next().then(
         (result) => {
           if (result.done) return;
-          for (const id of this.#idsOf(result.value)) for (const wake of this.#watchers.get(id) ?? []) wake();
+          const generation = ++this.#received;
+          for (const id of this.#idsOf(result.value)) {
+            const watched = this.#watchers.get(id);
+            if (!watched) continue;
+            watched.generation = generation;
+            for (const wake of watched.wakes) wake();
+          }
           next();
         },
         () => undefined, // the iterator only throws when it is closed
@@ -49,28 +62,30 @@ export class FanOut<Message> {
   }
 
   /**
-   * Yields once at once (so a subscriber starts from the current state) and then whenever a message names
-   * the id on any instance. Messages that arrive while the consumer is busy fold into one wake-up.
+   * Yields the id's generation once at once (so a subscriber starts from the current state) and then whenever
+   * a message names the id on any instance. Messages that arrive while the consumer is busy fold into one
+   * wake-up, the latest generation.
    */
-  watch(id: string): AsyncIterableIterator<true> {
-    return new Repeater<true>(async (push, stop) => {
-      const wake = () => void push(true);
-      let set = this.#watchers.get(id);
-      if (!set) {
-        set = new Set();
-        this.#watchers.set(id, set);
+  watch(id: string): AsyncIterableIterator<number> {
+    return new Repeater<number>(async (push, stop) => {
+      let watched = this.#watchers.get(id);
+      if (!watched) {
+        watched = { wakes: new Set(), generation: this.#received };
+        this.#watchers.set(id, watched);
       }
-      set.add(wake);
+      const current = watched;
+      const wake = () => void push(current.generation);
+      current.wakes.add(wake);
       wake();
       await stop;
-      set.delete(wake);
-      if (set.size === 0) this.#watchers.delete(id);
+      current.wakes.delete(wake);
+      if (current.wakes.size === 0) this.#watchers.delete(id);
     }, new SlidingBuffer(1));
   }
 
   /** How many subscriptions on this instance watch the id. */
   watching(id: string): number {
-    return this.#watchers.get(id)?.size ?? 0;
+    return this.#watchers.get(id)?.wakes.size ?? 0;
   }
 
   async close(): Promise<void> {

@@ -8,9 +8,14 @@
  * the next turn (admission and settlement may arrive as one update or two; the last carries the settled
  * amount). A socket with no update for a turn is "missed"; one whose last update does not show more used
  * than the turn before is "stale". RSS per open socket: both instances' RSS growth from before the sockets
- * opened to when all were subscribed, over the sockets.
+ * opened to when all were subscribed, over the sockets. Account reads per turn: PostgreSQL's count of scans
+ * of the `account` table over the turns (every usage report reads the payer's package there, so it shows
+ * how many reports the wake-ups made), after a wait for the backends to flush their statistics. svc CPU per
+ * turn: both instances' CPU time (from /proc, valid on a loaded machine) from the first turn to the end of
+ * that wait, over the turns: what waking and answering every subscription costs.
  */
 import { performance } from 'node:perf_hooks';
+import pg from 'pg';
 import { WebSocket } from 'ws';
 import { percentile, plainBody, type Metrics } from './scenarios.ts';
 import { sampleProc } from './procs.ts';
@@ -88,6 +93,8 @@ export async function fanOut(group: SvcGroup, params: FanOutParams, say: (text: 
     const rssOpen = await rssKb(group);
     for (const w of watchers) w.updates.length = 0;
 
+    const accountScansBefore = await accountScans(group);
+    const cpuBefore = await cpuMs(group);
     const starts: number[] = [];
     let turnsFailed = 0;
     for (let turn = 0; turn < params.turns; turn++) {
@@ -103,6 +110,8 @@ export async function fanOut(group: SvcGroup, params: FanOutParams, say: (text: 
       }
       await new Promise((r) => setTimeout(r, Math.max(0, start + TURN_MS - performance.now())));
     }
+    const accountScansAfter = await accountScans(group, STATS_FLUSH_MS);
+    const cpuAfter = await cpuMs(group);
     const { delaysMs, missed, stale } = deliveries(
       starts,
       watchers.map((w) => w.updates),
@@ -122,10 +131,33 @@ export async function fanOut(group: SvcGroup, params: FanOutParams, say: (text: 
       'fanout.rssMbBefore': rssBefore / 1024,
       'fanout.rssMbOpen': rssOpen / 1024,
       'fanout.rssKbPerSocket': (rssOpen - rssBefore) / Math.max(1, subscribed),
+      'fanout.svcCpuMsPerTurn': (cpuAfter - cpuBefore) / Math.max(1, params.turns),
+      'fanout.accountReadsPerTurn': (accountScansAfter - accountScansBefore) / Math.max(1, params.turns),
     };
   } finally {
     for (const w of watchers) w.socket.terminate();
   }
+}
+
+/** PostgreSQL 15 backends flush table statistics within 10 s of going idle. */
+const STATS_FLUSH_MS = 11_000;
+
+/** Scans of the `account` table so far, counted by PostgreSQL, once `waitMs` has let the backends report. */
+async function accountScans(group: SvcGroup, waitMs = 0): Promise<number> {
+  await new Promise((r) => setTimeout(r, waitMs));
+  const db = new pg.Client({ connectionString: group.databaseUrl });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ scans: string }>(`select coalesce(seq_scan, 0) + coalesce(idx_scan, 0) as scans from pg_stat_user_tables where relname = 'account'`);
+    return Number(rows[0]?.scans ?? 0);
+  } finally {
+    await db.end();
+  }
+}
+
+async function cpuMs(group: SvcGroup): Promise<number> {
+  const samples = await Promise.all(group.instances.map((i) => sampleProc(i.pid)));
+  return samples.reduce((sum, s) => sum + s.cpuMs, 0);
 }
 
 async function rssKb(group: SvcGroup): Promise<number> {

@@ -186,7 +186,8 @@ function printPaths(summary: Metrics): string {
       `live-usage fan-out: ${summary['fanout.sockets']} sockets (${summary['fanout.subscribed']} subscribed) over 2 instances, ${summary['fanout.turns']} turns;` +
         ` delivery p50 ${ms(summary['fanout.deliveryP50Us'])} ms, p95 ${ms(summary['fanout.deliveryP95Us'])} ms, p99 ${ms(summary['fanout.deliveryP99Us'])} ms;` +
         ` missed ${summary['fanout.missed']}, stale ${summary['fanout.stale']}, turns refused ${summary['fanout.turnsFailed']}; RSS ${(summary['fanout.rssKbPerSocket'] ?? NaN).toFixed(1)} KB per open socket` +
-        ` (${(summary['fanout.rssMbBefore'] ?? NaN).toFixed(0)} → ${(summary['fanout.rssMbOpen'] ?? NaN).toFixed(0)} MB, both instances)`,
+        ` (${(summary['fanout.rssMbBefore'] ?? NaN).toFixed(0)} → ${(summary['fanout.rssMbOpen'] ?? NaN).toFixed(0)} MB, both instances);` +
+        ` svc CPU ${(summary['fanout.svcCpuMsPerTurn'] ?? NaN).toFixed(0)} ms and ${(summary['fanout.accountReadsPerTurn'] ?? NaN).toFixed(0)} account reads per turn`,
     );
   }
   return lines.join('\n');

@@ -27,8 +27,8 @@ export class AlertEvents {
     if (accountIds.length > 0 && !this.#fanOut.closed) this.#fanOut.publish({ accountIds: [...accountIds] });
   }
 
-  /** Yields at once, then whenever the account's notices change on any instance. */
-  watch(accountId: string): AsyncIterableIterator<true> {
+  /** Yields its generation (`FanOut`) at once, then whenever the account's notices change on any instance. */
+  watch(accountId: string): AsyncIterableIterator<number> {
     return this.#fanOut.watch(accountId);
   }
 

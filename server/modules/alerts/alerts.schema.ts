@@ -244,6 +244,6 @@ builder.subscriptionField('alertNoticesUpdated', (t) =>
     authScopes: { signedIn: true },
     description: 'Your alert notices now, and again whenever one arrives (or they are marked read) on any instance.',
     subscribe: (_root, _args, { services, principal }) => services.alerts.events.watch(principal!.accountId),
-    resolve: (_event, _args, { services, principal }) => services.alerts.notices(principal),
+    resolve: (generation, _args, { services, principal }) => services.alerts.notices(principal, generation),
   }),
 );

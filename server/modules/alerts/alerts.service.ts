@@ -7,6 +7,7 @@
 import * as authz from '../../authz/authz.ts';
 import type { Config } from '../../config/config.ts';
 import { AppError, bilingual } from '../../errors/app-error.ts';
+import { SingleFlight } from '../../infra/single-flight.ts';
 import type { Principal } from '../../authz/principal.ts';
 import type { RateLimiter } from '../../rate-limit/rate-limit.service.ts';
 import type { AlertDeliveries } from './alerts.delivery.ts';
@@ -49,6 +50,7 @@ export class AlertService {
   readonly #deliveries: AlertDeliveries;
   readonly #roles: authz.OrganisationRoleLookup;
   readonly #rateLimits: RateLimiter;
+  readonly #noticeLists = new SingleFlight<NoticeList>();
   readonly events: AlertEvents;
 
   constructor(
@@ -170,11 +172,18 @@ export class AlertService {
     return this.#store.deliveries(accountId, first);
   }
 
-  /** The caller's own notices (about their account and the organisations they administer), newest first. */
-  async notices(actor: authz.Actor): Promise<NoticeList> {
+  /**
+   * The caller's own notices (about their account and the organisations they administer), newest first.
+   * With an `alertNoticesUpdated` wake-up's generation, the read is shared with the account's other
+   * subscriptions woken with it (`SingleFlight`).
+   */
+  async notices(actor: authz.Actor, generation?: number): Promise<NoticeList> {
     authz.assert(actor, 'alerts:read');
-    const [unread, notices] = await Promise.all([this.#store.unread(actor.accountId), this.#store.notices(actor.accountId, 20)]);
-    return { unread, notices };
+    const { accountId } = actor;
+    return this.#noticeLists.run(accountId, generation, async () => {
+      const [unread, notices] = await Promise.all([this.#store.unread(accountId), this.#store.notices(accountId, 20)]);
+      return { unread, notices };
+    });
   }
 
   async markNoticesRead(actor: authz.Actor): Promise<NoticeList> {

@@ -338,8 +338,8 @@ builder.subscriptionField('orderUpdated', (t) =>
       if (!order) throw new AppError('not_found', bilingual('No order {id}.', '没有订单 {id}。', { id: String(args.orderId) }));
       return services.orderEvents.watch(order.id);
     },
-    resolve: async (_event, args, { principal, services }) => {
-      const order = await services.checkout.order(principal, String(args.orderId));
+    resolve: async (generation, args, { principal, services }) => {
+      const order = await services.checkout.order(principal, String(args.orderId), 'read', generation);
       if (!order) throw new AppError('not_found', bilingual('No order {id}.', '没有订单 {id}。', { id: String(args.orderId) }));
       return order;
     },

@@ -10,6 +10,7 @@ import * as authz from '../../authz/authz.ts';
 import type { Database } from '../../db/orm.ts';
 import { isUuid } from '../../db/ids.ts';
 import { AppError, bilingual } from '../../errors/app-error.ts';
+import { SingleFlight } from '../../infra/single-flight.ts';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { checkReason } from '../audit/reason.ts';
 import { BillingNotice, BillingOrder, orderStates } from './billing.entity.ts';
@@ -68,6 +69,7 @@ export class CheckoutService {
   readonly #subscriptions: SubscriptionService;
   readonly #audit: AuditLog;
   readonly #payers: BillingPayers;
+  readonly #found = new SingleFlight<OrderView | null>();
 
   constructor(db: Database, deps: { orders: BillingOrders; providers: PaymentProviders; subscriptions: SubscriptionService; audit: AuditLog; payers: BillingPayers }) {
     this.#db = db;
@@ -136,11 +138,15 @@ export class CheckoutService {
     return this.#orders.listForAccount(payerId, pageSize(first));
   }
 
-  /** One of the member's own orders, or of an organisation they own or administer; null for anyone else's (`billing:read`). */
-  async order(actor: authz.Actor, orderId: string, access: 'read' | 'manage' = 'read'): Promise<OrderView | null> {
+  /**
+   * One of the member's own orders, or of an organisation they own or administer; null for anyone else's
+   * (`billing:read`). With an `orderUpdated` wake-up's generation, the order's read is shared with its other
+   * subscriptions woken with it (`SingleFlight`); whether the caller may see it stays each caller's own.
+   */
+  async order(actor: authz.Actor, orderId: string, access: 'read' | 'manage' = 'read', generation?: number): Promise<OrderView | null> {
     authz.assert(actor, 'billing:read');
     if (!validOrderId(orderId)) return null;
-    const order = await this.#orders.find(orderId);
+    const order = await this.#found.run(orderId, generation, () => this.#orders.find(orderId));
     return order && (await this.#payers.may(actor, order.accountId, access)) ? order : null;
   }
 

@@ -29,8 +29,8 @@ export class OrderEvents {
     if (!this.#fanOut.closed) this.#fanOut.publish({ orderId });
   }
 
-  /** Yields at once, then whenever the order changes on any instance. */
-  watch(orderId: string): AsyncIterableIterator<true> {
+  /** Yields its generation (`FanOut`) at once, then whenever the order changes on any instance. */
+  watch(orderId: string): AsyncIterableIterator<number> {
     return this.#fanOut.watch(orderId);
   }
 

@@ -27,8 +27,8 @@ export class CreditEvents {
     if (!this.#fanOut.closed) this.#fanOut.publish({ accountId });
   }
 
-  /** Yields at once, then whenever the account's credit changes on any instance. */
-  watch(accountId: string): AsyncIterableIterator<true> {
+  /** Yields its generation (`FanOut`) at once, then whenever the account's credit changes on any instance. */
+  watch(accountId: string): AsyncIterableIterator<number> {
     return this.#fanOut.watch(accountId);
   }
 

@@ -160,7 +160,7 @@ builder.subscriptionField('creditUpdated', (t) =>
     description: "Your credit (or, with organisationId, that organisation's), now and again whenever it changes on any instance (a purchase, a code, a request paid from credit).",
     args: { organisationId: t.arg.id({ description: FOR_ORGANISATION }) },
     subscribe: async (_root, args, { principal, services }) => services.creditEvents.watch(await services.credits.accountOf(principal, idOrNull(args.organisationId))),
-    resolve: (_event, args, { principal, services }) => services.credits.summary(principal, idOrNull(args.organisationId)),
+    resolve: (generation, args, { principal, services }) => services.credits.summary(principal, idOrNull(args.organisationId), generation),
   }),
 );
 

@@ -23,6 +23,7 @@ import { CREDIT_PACKAGE_ID } from '../billing/billing.service.ts';
 import type { PaymentProviders } from '../billing/providers/registry.ts';
 import { isPaymentProviderId, paymentProviderIds } from '../billing/providers/provider.ts';
 import { csvCell } from '../../infra/csv.ts';
+import { SingleFlight } from '../../infra/single-flight.ts';
 import { entryView, type CreditEntryRow, type CreditEntryView, type CreditLedger } from './credit.ledger.ts';
 
 export interface CreditSummary {
@@ -79,6 +80,7 @@ export class CreditService {
   readonly #orders: BillingOrders;
   readonly #providers: PaymentProviders;
   readonly #payers: BillingPayers;
+  readonly #summaries = new SingleFlight<CreditSummary>();
 
   constructor(
     config: Config,
@@ -110,9 +112,14 @@ export class CreditService {
     return (await this.#payers.resolve(actor, organisationId, access)).payerId;
   }
 
-  /** The balance, opt-in and what can be bought: the member's own, or their organisation's. */
-  async summary(actor: authz.Actor, organisationId: string | null = null): Promise<CreditSummary> {
-    return this.summaryOf(await this.accountOf(actor, organisationId));
+  /**
+   * The balance, opt-in and what can be bought: the member's own, or their organisation's. With a
+   * `creditUpdated` wake-up's generation, the balance read is shared with the account's other
+   * subscriptions woken with it (`SingleFlight`); the access check stays each caller's own.
+   */
+  async summary(actor: authz.Actor, organisationId: string | null = null, generation?: number): Promise<CreditSummary> {
+    const accountId = await this.accountOf(actor, organisationId);
+    return this.#summaries.run(accountId, generation, () => this.summaryOf(accountId));
   }
 
   async summaryOf(accountId: string): Promise<CreditSummary> {

@@ -550,7 +550,7 @@ builder.subscriptionField('organisationUsageUpdated', (t) =>
       await services.organisations.assertCanRead(principal, String(args.organisationId));
       return services.usage.events.watch(String(args.organisationId));
     },
-    resolve: (_event, args, { principal, services }) => services.organisations.usage(principal, String(args.organisationId)),
+    resolve: (generation, args, { principal, services }) => services.organisations.usage(principal, String(args.organisationId), generation),
   }),
 );
 

@@ -103,10 +103,14 @@ export class Organisations {
     await this.access(actor, organisationId, 'organisation:read');
   }
 
-  /** The organisation's pools now (as on /account/usage). */
-  async usage(actor: authz.Actor, organisationId: string): Promise<UsageReport> {
+  /**
+   * The organisation's pools now (as on /account/usage). With a subscription's wake-up generation, the
+   * report is shared with the organisation's other subscriptions woken with it; the access check is each
+   * caller's own.
+   */
+  async usage(actor: authz.Actor, organisationId: string, generation?: number): Promise<UsageReport> {
     const { organisation } = await this.access(actor, organisationId, 'organisation:read');
-    return this.#deps.usage.report(organisationPayer(organisation));
+    return this.#deps.usage.reportFor(organisationPayer(organisation), generation);
   }
 
   /** The organisation's recent metered requests, newest first. */

@@ -6,7 +6,8 @@
  * published as one message on one topic through the GraphQL pub/sub (Redis across instances): one Redis
  * PUBLISH per round however many requests were admitted or settled, and no per-account round trip for
  * accounts nobody watches. Each instance receives the ids and wakes only its own watchers of those
- * accounts; the subscription then reads the fresh `Usage` itself, so the message carries ids, not amounts.
+ * accounts; the subscription then reads the fresh `Usage` itself, so the message carries ids, not amounts —
+ * one read per account and wake-up on the instance, however many of its subscriptions are open.
  */
 import type { PubSub } from 'graphql-yoga';
 import { FanOut } from '../../infra/fan-out.ts';
@@ -59,9 +60,11 @@ export class UsageEvents {
 
   /**
    * Yields once at once (so a subscriber starts from the current state) and then whenever the account's
-   * usage changed on any instance. Changes that arrive while the consumer is busy fold into one wake-up.
+   * usage changed on any instance. Changes that arrive while the consumer is busy fold into one wake-up. What
+   * it yields is the wake-up's generation (`FanOut`): `UsageService.reportFor` shares one read among the
+   * account's subscriptions woken with the same one.
    */
-  watch(accountId: string): AsyncIterableIterator<true> {
+  watch(accountId: string): AsyncIterableIterator<number> {
     return this.#fanOut.watch(accountId);
   }
 

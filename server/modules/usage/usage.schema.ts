@@ -45,7 +45,7 @@ builder.subscriptionField('usageUpdated', (t) =>
     description:
       "The signed-in account's usage, now and again whenever one of its requests is admitted or settled on any instance (changes within ~0.1 s arrive as one update).",
     subscribe: (_root, _args, { services, principal }) => services.usage.events.watch(principal!.payer.id),
-    resolve: (_event, _args, { services, principal }) => services.usage.report(principal!.payer),
+    resolve: (generation, _args, { services, principal }) => services.usage.reportFor(principal!.payer, generation),
   }),
 );
 

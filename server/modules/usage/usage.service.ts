@@ -10,6 +10,7 @@ import type { Database } from '../../db/orm.ts';
 import type { PoolStore } from '../../metering/pool.store.ts';
 import type { PoolWindows } from '../../metering/windows.ts';
 import { AppError } from '../../errors/app-error.ts';
+import { SingleFlight } from '../../infra/single-flight.ts';
 import type { Payer } from '../../authz/principal.ts';
 import type { EntitlementCatalogue } from '../plan/entitlements.ts';
 import { costBreakdown, type CostBreakdownView } from './cost-breakdown.ts';
@@ -42,6 +43,7 @@ export class UsageService {
   readonly #entitlements: EntitlementCatalogue;
   readonly #currency: string;
   readonly #pricing: Pick<Config, 'models' | 'promotion' | 'currency'>;
+  readonly #reports = new SingleFlight<UsageReport>();
 
   constructor(config: Config, db: Database, store: PoolStore, windows: PoolWindows, entitlements: EntitlementCatalogue, events: UsageEvents) {
     this.events = events;
@@ -76,6 +78,17 @@ export class UsageService {
     });
     pools.sort((a, b) => modelClasses.indexOf(a.class) - modelClasses.indexOf(b.class) || poolWindows.indexOf(a.window) - poolWindows.indexOf(b.window));
     return { planId: limits.planId, packageId: limits.packageId, currency: this.#currency, timezone: this.#windows.timezone, pools };
+  }
+
+  /**
+   * The report for a subscription's wake-up (`usageUpdated`, `organisationUsageUpdated`): the payer's
+   * subscriptions on this instance woken with the same generation share one read, so an update costs one
+   * PostgreSQL and one Redis read per payer, not one per open subscription (10,000 of them starved the
+   * database pool admission needs). A read begun before a change is never shared with the wake-up the
+   * change causes: that one has a newer generation. Without a generation, `report`.
+   */
+  reportFor(payer: Payer, generation?: number): Promise<UsageReport> {
+    return this.#reports.run(payer.id, generation, () => this.report(payer));
   }
 
   /** The payer's recent turns from the ledger, newest first (`usageHistory`, `GET …/usage/history`). */

@@ -1,13 +1,16 @@
 /**
  * The member's usage surface: `usageHistory` (and its REST twin) read the ledger the gateway wrote, and the
  * `usageUpdated` subscription pushes fresh pools across instances — a watcher on instance B sees a chat
- * made on instance A (both on the same PostgreSQL and Redis). Real clients: `openai`, `graphql-ws`.
+ * made on instance A (both on the same PostgreSQL and Redis). Real clients: `openai`, `graphql-ws`. Many
+ * subscriptions of one account share one usage read per wake-up, and never one begun before the change.
  */
 import { createClient, type Client } from 'graphql-ws';
+import { Redis } from 'ioredis';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { startApp, type TestApp } from '../../helpers/app.ts';
+import { testRedisUrl } from '../../helpers/env.ts';
 import { ledgerRows, relaxedLimits, startHarness, type Harness, type Member } from '../gateway/harness.ts';
 
 let h: Harness;
@@ -15,7 +18,8 @@ let b: TestApp;
 
 beforeAll(async () => {
   h = await startHarness();
-  b = await startApp(h.mode.config, { config: relaxedLimits, env: { SVC_UPSTREAM_URL: h.upstream.url } });
+  // Room for the 200 subscriptions of one account below.
+  b = await startApp(h.mode.config, { config: { ...relaxedLimits, server: { maxSubscriptionsPerAccount: 1000 } }, env: { SVC_UPSTREAM_URL: h.upstream.url } });
 });
 afterAll(async () => {
   await b?.close();
@@ -248,6 +252,123 @@ describe('usageUpdated', () => {
       expect(closeCode).toBe(4403);
     } finally {
       await forged.dispose();
+    }
+  });
+});
+
+/** `perSocket` usageUpdated subscriptions on each of `sockets` sockets to `app`; each list collects the fast day pool's used micros, update by update. */
+async function watchMany(app: TestApp, key: string, sockets: number, perSocket: number): Promise<{ updates: number[][]; close(): Promise<void> }> {
+  const clients = Array.from({ length: sockets }, () => wsClient(app, { authorization: `Bearer ${key}` }));
+  const updates: number[][] = [];
+  for (const client of clients) {
+    for (let i = 0; i < perSocket; i++) {
+      const list: number[] = [];
+      updates.push(list);
+      client.subscribe<UsageEvent>(
+        { query: USAGE_UPDATED },
+        {
+          next: (result) => list.push(result.errors ? -1 : fastDay(result.data!).used.amountMicros),
+          error: () => list.push(-1),
+          complete: () => undefined,
+        },
+      );
+    }
+  }
+  return { updates, close: async () => void (await Promise.all(clients.map((client) => client.dispose()))) };
+}
+
+/** Counts the usage-changed messages that name the account (each wakes its watchers on every instance once). */
+async function countWakeUps(app: TestApp, accountId: string): Promise<{ count(): number; close(): void }> {
+  const redis = new Redis(testRedisUrl);
+  let count = 0;
+  redis.on('message', (_topic: string, message: string) => {
+    if (message.includes(accountId)) count++;
+  });
+  await redis.subscribe(`${app.config.redis.keyPrefix}usage-changed`);
+  return { count: () => count, close: () => redis.disconnect() };
+}
+
+describe('usageUpdated with many subscriptions of one account', () => {
+  it('reads the usage once per wake-up for all 200 of them, and each gets the update', async () => {
+    const member: Member = await h.member();
+    const { updates, close } = await watchMany(b, member.key, 10, 20);
+    const wakeUps = await countWakeUps(b, member.accountId);
+    try {
+      await expect.poll(() => updates.every((list) => list.length === 1), { timeout: 15_000 }).toBe(true);
+      expect(updates.flat()).toEqual(Array(200).fill(0));
+      expect(b.app.services.usage.events.watching(member.accountId)).toBe(200);
+
+      // Every usage report reads PostgreSQL (the package) and Redis (the pools): counted from here.
+      const reads = vi.spyOn(b.app.services.usage, 'report');
+      const onA = new OpenAI({ apiKey: member.key, baseURL: `${h.app.url}/v1`, maxRetries: 0 });
+      await onA.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: 'one turn' }] });
+      const [row] = await ledgerRows(h.database, member.accountId, 1);
+      const billed = Number(row!.cost_micros);
+      expect(billed).toBeGreaterThan(0);
+
+      await expect.poll(() => updates.every((list) => list.at(-1) === billed), { timeout: 15_000 }).toBe(true);
+      // The turn's admission and settlement usually fold into one message; each message is one wake-up of
+      // all 200, and each wake-up one read (a subscription still busy when a second arrives folds them).
+      expect(wakeUps.count()).toBeGreaterThanOrEqual(1);
+      expect(wakeUps.count()).toBeLessThanOrEqual(2);
+      expect(reads.mock.calls.length).toBeGreaterThanOrEqual(1);
+      expect(reads.mock.calls.length).toBeLessThanOrEqual(wakeUps.count());
+    } finally {
+      vi.restoreAllMocks();
+      wakeUps.close();
+      await close();
+    }
+  });
+
+  it('never hands a wake-up a read begun before its change: that change gets a read of its own', async () => {
+    const member: Member = await h.member();
+    const watching = await watchMany(b, member.key, 2, 10);
+    const wakeUps = await countWakeUps(b, member.accountId);
+    let late: Awaited<ReturnType<typeof watchMany>> | undefined;
+    let release = () => {};
+    let reads: { mockRestore(): void } | undefined;
+    try {
+      await expect.poll(() => watching.updates.every((list) => list.length === 1), { timeout: 15_000 }).toBe(true);
+      const usage = b.app.services.usage;
+      const report = usage.report.bind(usage);
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let calls = 0;
+      let heldHasRead = false;
+      // The next read takes its figures at once and then stays in flight until the gate opens.
+      reads = vi.spyOn(usage, 'report').mockImplementation(async (payer) => {
+        const held = ++calls === 1;
+        const figures = await report(payer);
+        if (held) {
+          heldHasRead = true;
+          await gate;
+        }
+        return figures;
+      });
+      // A new subscriber's first read: it has read 0 used and is still in flight when the turn lands.
+      late = await watchMany(b, member.key, 1, 1);
+      await expect.poll(() => heldHasRead, { timeout: 10_000 }).toBe(true);
+
+      const onA = new OpenAI({ apiKey: member.key, baseURL: `${h.app.url}/v1`, maxRetries: 0 });
+      await onA.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: 'while a read is in flight' }] });
+      const [row] = await ledgerRows(h.database, member.accountId, 1);
+      const billed = Number(row!.cost_micros);
+      expect(billed).toBeGreaterThan(0);
+      await expect.poll(() => wakeUps.count(), { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+
+      // The 20 woken by the turn read afresh (they do not wait for, or get, the held read's 0).
+      await expect.poll(() => watching.updates.every((list) => list.at(-1) === billed), { timeout: 15_000 }).toBe(true);
+      expect(late.updates[0]).toEqual([]);
+
+      // The held read then answers the late subscriber's first state, and its wake-up reads afresh.
+      release();
+      await expect.poll(() => late!.updates[0]!.at(-1), { timeout: 15_000 }).toBe(billed);
+      expect(late.updates[0]![0]).toBe(0);
+    } finally {
+      release();
+      reads?.mockRestore();
+      wakeUps.close();
+      await late?.close();
+      await watching.close();
     }
   });
 });
