@@ -4,6 +4,7 @@
  * leave the pool at the ledger's cost — never the cost twice. And a turn answered but not yet written when
  * its instance dies is billed by the sweeper from its final checkpoint, at its exact cost.
  */
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Settlement } from '../../../server/metering/settlement.ts';
 import { Sweeper } from '../../../server/metering/sweeper.ts';
@@ -196,6 +197,25 @@ describe('pool accounting moves exactly once', () => {
     expect(await poolDay()).toBe(COST);
     expect(await redis.exists(`res:${ref.requestId}`)).toBe(0);
     expect(await redis.exists(`ckpt:${ref.requestId}`)).toBe(0);
+  });
+
+  it("a turn's final checkpoint is in the Redis socket's kernel buffer when record() returns, before the caller's reply ends", async () => {
+    const { ref, entry } = await reserve();
+    const { services } = h.app.app;
+    const socket = (services.redis.redis as Redis).stream;
+    // Under load: an auto-pipeline of other commands is waiting for its answer (the final checkpoint once
+    // waited behind it, a round trip and two event-loop turns after the reply).
+    const busy = Promise.all(Array.from({ length: 50 }, () => services.redis.redis!.ping()));
+    const before = socket.bytesWritten;
+    const settlement = newSettlement();
+    settlement.record(entry, ref);
+    const written = socket.bytesWritten - before;
+    // `bytesWritten` counts what is buffered too: none is, so it was all handed to the kernel.
+    expect(socket.writableLength).toBe(0);
+    expect(written).toBeGreaterThan(JSON.stringify(entry).length);
+    await busy;
+    expect(JSON.parse((await services.redis.redis!.get(`ckpt:${ref.requestId}`))!)).toMatchObject({ requestId: ref.requestId, final: true, costMicros: COST });
+    await settlement.close();
   });
 
   it('a settled turn leaves no checkpoint behind: its final one reaches Redis before the settlement that removes it', async () => {
