@@ -309,12 +309,13 @@ function meteringServices(base: Base, { identity, entitlements }: Pick<Services,
   const windows = new PoolWindows(config.timezone);
   const events = new UsageEvents(createPubSubFor(redis, warn('usage event fan-out failed')), redis.keyPrefix);
   const pools = notifyingStore(poolStore(base), events);
-  const settlement = new Settlement(config, db, pools, logger);
-  const registry = new ModelRegistry(config, { connectionsPerUpstream: config.gateway.connectionsPerUpstream });
-  // Prepaid credit pays a turn whose pools are exhausted, for payers who opted in; the sweeper returns the
-  // holds of such turns whose instance died, as it does pool reservations.
+  // Prepaid credit pays a turn whose pools are exhausted, for payers who opted in: settlement ends such a
+  // turn's hold once its row is written, and the sweeper returns the holds of such turns whose instance died,
+  // as it does pool reservations.
   const creditEvents = new CreditEvents(createPubSubFor(redis, warn('credit event fan-out failed')), redis.keyPrefix);
   const creditLedger = new CreditLedger(config, db, creditEvents);
+  const settlement = new Settlement(config, db, pools, logger, creditLedger);
+  const registry = new ModelRegistry(config, { connectionsPerUpstream: config.gateway.connectionsPerUpstream });
   const sweeper = new Sweeper(config, db, pools, windows, logger, creditLedger);
   const pipeline = new MeteringPipeline({
     config,

@@ -62,6 +62,13 @@ export interface Exchange {
    * checkpoint is written within milliseconds rather than at the next round.
    */
   firstToken?: () => void;
+  /**
+   * An executor calls this right before it writes its reply's last bytes (`send`, `raw.end`), once the turn is
+   * what it will be billed as (`metered`, `status`): the turn is settled there and then, its final checkpoint
+   * handed to Redis, so a client that has the whole reply was never ahead of its ledger row. A turn whose
+   * usage is still unknown (settlement measures it) is left to the pipeline's own settlement.
+   */
+  finishing?: (turn: Turn) => void;
 }
 
 export interface Executor<Call, Output = void> {

@@ -24,7 +24,7 @@ import type { ClientSignal, HttpReply, HttpRequest, TurnPlan } from './executor.
 import { channels, type LedgerEntry } from './ledger.ts';
 import type { PoolStore } from './pool.store.ts';
 import { meteredCost, turnCost } from './pricing.ts';
-import type { Settlement } from './settlement.ts';
+import type { CreditHold, Settlement } from './settlement.ts';
 import type { Metered, Turn } from './turn.ts';
 import { classifyUpstreamError } from './upstream-failure.ts';
 import type { PoolWindows } from './windows.ts';
@@ -86,10 +86,11 @@ export class MeteringPipeline {
   readonly turnLimitMs: number;
   readonly #entitlements: PackageEntitlements;
   readonly #settlement: Settlement;
-  readonly #credit: CreditPayment | undefined;
   readonly #log: Logger;
   /** `Exchange.firstToken`: one function for every request, not a closure each. */
   readonly #firstToken = () => this.checkpoints.firstToken();
+  /** `Exchange.finishing`: likewise. */
+  readonly #finishing = (turn: Turn) => this.#finishNow(turn);
 
   constructor(deps: PipelineDeps) {
     const { config } = deps;
@@ -97,7 +98,6 @@ export class MeteringPipeline {
     this.#authenticateCached = deps.authenticateCached ?? (() => null);
     this.#entitlements = deps.entitlements;
     this.#settlement = deps.settlement;
-    this.#credit = deps.credit;
     this.#log = deps.log;
     this.admission = new Admission(deps);
     this.checkpoints = new Checkpointer(deps.store, config.gateway.checkpointSeconds * 1000, (turn, metered) => this.#entry(turn, metered), deps.log, deps.credit);
@@ -158,7 +158,7 @@ export class MeteringPipeline {
     // A client that hung up while it was being admitted: 'close' has already fired.
     if (reply.raw.destroyed) abort.abort();
     try {
-      await planned.executor.execute(turn, planned.call, { signal: abort, reply, firstToken: this.#firstToken });
+      await planned.executor.execute(turn, planned.call, { signal: abort, reply, firstToken: this.#firstToken, finishing: this.#finishing });
     } catch (error) {
       if (abort.aborted) {
         // Nobody to answer; the upstream call is already aborted. If nothing was sent upstream yet, nothing
@@ -285,10 +285,9 @@ export class MeteringPipeline {
     if (turn.status === 'refunded' && !turn.settled && turn.paidFromCredit) {
       this.checkpoints.untrack(turn);
       turn.settled = true;
-      const refunded = await this.#settleCredit(turn, this.#entry(turn, { inputTokens: 0, outputTokens: 0 })).then(
-        () => true,
-        (error: unknown) => (this.#log.error({ err: error, requestId: turn.id }, 'credit refund failed'), false),
-      );
+      const entry = this.#entry(turn, { inputTokens: 0, outputTokens: 0 });
+      entry.paidFromCredit = true;
+      const refunded = await this.#settlement.commit(entry, null, this.#holdOf(turn));
       const debug = failure.options.debug;
       if (!refunded && debug?.quotaRefunded) debug.quotaRefunded = false;
       return failure;
@@ -300,6 +299,19 @@ export class MeteringPipeline {
     const debug = failure.options.debug;
     if (!committed && debug?.quotaRefunded) debug.quotaRefunded = false;
     return failure;
+  }
+
+  /**
+   * Settles a turn whose reply is about to end (`Exchange.finishing`), when nothing is left to measure:
+   * recording it issues its final checkpoint at once (settlement.ts). `#finish` then finds it settled.
+   */
+  #finishNow(turn: Turn): void {
+    if (turn.settled || (turn.ref === null && !turn.paidFromCredit)) return;
+    const metered = turn.status === 'refunded' ? { inputTokens: 0, outputTokens: 0 } : turn.metered;
+    if (metered === null) return;
+    this.checkpoints.untrack(turn);
+    turn.settled = true;
+    this.#record(turn, this.#entry(turn, metered));
   }
 
   /** Exactly once per admitted turn, on every exit path. The work happens off the response path. */
@@ -315,16 +327,21 @@ export class MeteringPipeline {
     if (turn.status !== 'refunded') {
       metered = turn.metered ?? (planned.executor.measure ? await planned.executor.measure(turn, planned.call) : metered);
     }
-    const entry = this.#entry(turn, metered);
-    if (turn.paidFromCredit) return this.#settleCredit(turn, entry);
-    this.#settlement.record(entry, turn.ref);
+    this.#record(turn, this.#entry(turn, metered));
   }
 
-  /** A credit-paid turn: its ledger row (no pool to move) and the unused part of its credit given back. */
-  async #settleCredit(turn: Turn, entry: LedgerEntry): Promise<void> {
+  /**
+   * Hands the turn's row to settlement (which issues its final checkpoint at once). A credit-paid turn has no
+   * pool to move: its hold is ended, the unused part of its credit given back, once the row is written.
+   */
+  #record(turn: Turn, entry: LedgerEntry): void {
+    if (!turn.paidFromCredit) return this.#settlement.record(entry, turn.ref);
     entry.paidFromCredit = true;
-    this.#settlement.record(entry, null);
-    await this.#credit!.settleTurn(turn.principal.payer.id, turn.id, turn.reservedMicros, entry.costMicros);
+    this.#settlement.record(entry, null, this.#holdOf(turn));
+  }
+
+  #holdOf(turn: Turn): CreditHold {
+    return { requestId: turn.id, payerId: turn.principal.payer.id, reservedMicros: turn.reservedMicros };
   }
 
   /** The ledger row of a turn that consumed `metered`; its cost never exceeds the reservation. */

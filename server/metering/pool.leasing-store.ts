@@ -45,7 +45,7 @@ import { randomBytes } from 'node:crypto';
 import type { Micros } from '../config/money.ts';
 import type { RateRule } from '../rate-limit/gcra.ts';
 import type { LedgerEntry } from './ledger.ts';
-import { LEASE_PREFIX, type Admission, type AdmissionRequest, type PoolStore, type ReservationRef } from './pool.store.ts';
+import { LEASE_PREFIX, type Admission, type AdmissionRequest, type CheckpointRef, type PoolStore, type ReservationRef } from './pool.store.ts';
 import type { RedisPoolStore } from './pool.redis-store.ts';
 import { poolWindows } from '../config/config.ts';
 
@@ -384,8 +384,8 @@ export class LeasingPoolStore implements PoolStore {
    * Turns admitted under a lease (streams, and finished turns' final checkpoints) checkpoint under it (with
    * its id on the row, as their ledger row has), and are listed under it by their first checkpoint written.
    */
-  async checkpoint(items: readonly { ref: ReservationRef; entry: LedgerEntry }[]): Promise<void> {
-    const rows: { ref: ReservationRef; entry: LedgerEntry }[] = [];
+  async checkpoint(items: readonly { ref: CheckpointRef; entry: LedgerEntry }[]): Promise<void> {
+    const rows: { ref: CheckpointRef; entry: LedgerEntry }[] = [];
     const listed: { lease: Lease; leaseId: string; requestId: string }[] = [];
     for (const item of items) {
       const lease = this.#admitted.get(item.ref.requestId)?.lease;
@@ -436,6 +436,12 @@ export class LeasingPoolStore implements PoolStore {
       const held = unused.get(`${pool.class}|${pool.window}`) ?? 0;
       return held > 0 ? { ...pool, usedMicros: Math.max(0, pool.usedMicros - held) } : pool;
     });
+  }
+  checkpointsOf(refs: readonly CheckpointRef[]) {
+    return this.#inner.checkpointsOf(refs);
+  }
+  dropCheckpoints(refs: readonly CheckpointRef[]) {
+    return this.#inner.dropCheckpoints(refs);
   }
   leaseCheckpoints(leaseId: string) {
     return this.#inner.leaseCheckpoints(leaseId);

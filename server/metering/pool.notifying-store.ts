@@ -48,6 +48,8 @@ export function notifyingStore(store: PoolStore, events: PoolListener): PoolStor
     raiseToLedger: store.raiseToLedger ? (floors, windows, keyFloors) => store.raiseToLedger!(floors, windows, keyFloors) : undefined,
     whenUnreconciled: store.whenUnreconciled ? (reconcile) => store.whenUnreconciled!(reconcile) : undefined,
     leaseOf: store.leaseOf ? (requestId) => store.leaseOf!(requestId) : undefined,
+    checkpointsOf: store.checkpointsOf ? (refs) => store.checkpointsOf!(refs) : undefined,
+    dropCheckpoints: store.dropCheckpoints ? (refs) => store.dropCheckpoints!(refs) : undefined,
     leaseCheckpoints: store.leaseCheckpoints ? (leaseId) => store.leaseCheckpoints!(leaseId) : undefined,
     close: store.close ? () => store.close!() : undefined,
   };

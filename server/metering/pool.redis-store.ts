@@ -30,7 +30,7 @@ import type { Micros } from '../config/money.ts';
 import { hitEachRule, refundRules, withGcraScripts, type GcraRedis } from '../rate-limit/gcra.cluster.ts';
 import { gcraLua, gcraParams, type RateDecision, type RateRule } from '../rate-limit/gcra.ts';
 import type { LedgerEntry } from './ledger.ts';
-import { keyCapWindows, LEASE_PREFIX, type Admission, type AdmissionRequest, type ExpiredReservation, type KeyCapFloor, type LedgerFloor, type PoolStore, type PoolUsage, type ReservationRef } from './pool.store.ts';
+import { keyCapWindows, LEASE_PREFIX, type Admission, type AdmissionRequest, type CheckpointRef, type ExpiredReservation, type KeyCapFloor, type LedgerFloor, type PoolStore, type PoolUsage, type ReservationRef } from './pool.store.ts';
 import type { CurrentWindows } from './windows.ts';
 
 /** Pool counters outlive their window by a week so the usage page can still show them. */
@@ -670,7 +670,7 @@ export class RedisPoolStore implements PoolStore {
    * admitted under a lease, to list under it (`lckpt:<lease>`) as those have no reservation of their own for
    * the sweeper to find — once per stream, with the round's first call (leases are single-Redis only).
    */
-  async checkpoint(items: readonly { ref: ReservationRef; entry: LedgerEntry }[], listed: readonly { leaseId: string; requestId: string }[] = []): Promise<void> {
+  async checkpoint(items: readonly { ref: CheckpointRef; entry: LedgerEntry }[], listed: readonly { leaseId: string; requestId: string }[] = []): Promise<void> {
     const calls: { keys: string[]; args: (string | number)[] }[] = [];
     const open = new Map<string, { keys: string[]; args: (string | number)[] }>();
     for (const { ref, entry } of items) {
@@ -694,6 +694,26 @@ export class RedisPoolStore implements PoolStore {
       }
     }
     await Promise.all(calls.map(({ keys, args }) => this.#redis.svcCheckpoint(keys.length, ...keys, ...args)));
+  }
+
+  async checkpointsOf(refs: readonly CheckpointRef[]): Promise<(LedgerEntry | null)[]> {
+    if (refs.length === 0) return [];
+    // One MGET per shard (a cluster's multi-key command stays in one slot).
+    const byTag = groupByTag(refs, (ref) => this.#tag(ref.payerId));
+    const out: (LedgerEntry | null)[] = refs.map(() => null);
+    await Promise.all(
+      [...byTag].map(async ([tag, group]) => {
+        const found = await this.#redis.mget(group.map(({ item }) => `ckpt:${item.requestId}${tag}`));
+        group.forEach(({ index }, i) => (out[index] = found[i] ? (JSON.parse(found[i]!) as LedgerEntry) : null));
+      }),
+    );
+    return out;
+  }
+
+  async dropCheckpoints(refs: readonly CheckpointRef[]): Promise<void> {
+    if (refs.length === 0) return;
+    const byTag = groupByTag(refs, (ref) => this.#tag(ref.payerId));
+    await Promise.all([...byTag].map(([tag, group]) => this.#redis.unlink(...group.map(({ item }) => `ckpt:${item.requestId}${tag}`))));
   }
 
   async settleExpired(requestId: string, costMicros: Micros, payerId?: string): Promise<boolean> {
@@ -761,4 +781,16 @@ export class RedisPoolStore implements PoolStore {
   #tag(payerId: string): string {
     return shardTag(this.#cluster, payerId);
   }
+}
+
+/** Items grouped by a key (a shard's tag), each with its index in `items`. */
+function groupByTag<T>(items: readonly T[], tagOf: (item: T) => string): Map<string, { item: T; index: number }[]> {
+  const groups = new Map<string, { item: T; index: number }[]>();
+  items.forEach((item, index) => {
+    const tag = tagOf(item);
+    let group = groups.get(tag);
+    if (!group) groups.set(tag, (group = []));
+    group.push({ item, index });
+  });
+  return groups;
 }

@@ -9,7 +9,7 @@ import type { Micros } from '../config/money.ts';
 import type { Database } from '../db/orm.ts';
 import { LocalGcra } from '../rate-limit/gcra.ts';
 import type { LedgerEntry } from './ledger.ts';
-import { keyCapWindows, type Admission, type AdmissionRequest, type ExpiredReservation, type KeyCapRequest, type PoolStore, type PoolUsage, type ReservationRef } from './pool.store.ts';
+import { keyCapWindows, type Admission, type AdmissionRequest, type CheckpointRef, type ExpiredReservation, type KeyCapRequest, type PoolStore, type PoolUsage, type ReservationRef } from './pool.store.ts';
 import type { CurrentWindows } from './windows.ts';
 
 const RESERVE_SQL = `
@@ -197,7 +197,7 @@ export class SqlPoolStore implements PoolStore {
     return out;
   }
 
-  async checkpoint(items: readonly { ref: ReservationRef; entry: LedgerEntry }[]): Promise<void> {
+  async checkpoint(items: readonly { ref: CheckpointRef; entry: LedgerEntry }[]): Promise<void> {
     if (items.length === 0) return;
     await this.#execute(
       `update usage_reservation r set checkpoint = c.entry from jsonb_to_recordset(?::jsonb) as c(request_id varchar, entry jsonb) where r.request_id = c.request_id`,

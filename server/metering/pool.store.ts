@@ -67,6 +67,9 @@ export interface ReservationRef {
   capKeyId?: string;
 }
 
+/** What a checkpoint is keyed by: the turn, and its payer (the shard its keys live in). */
+export type CheckpointRef = Pick<ReservationRef, 'requestId' | 'payerId'>;
+
 export interface PoolUsage {
   class: ModelClass;
   window: PoolWindow;
@@ -106,7 +109,15 @@ export interface PoolStore {
    * them (`final`), as the ledger row the sweeper would write if their instance died. Overwrites the
    * previous checkpoint; settlement removes it with the reservation.
    */
-  checkpoint(items: readonly { ref: ReservationRef; entry: LedgerEntry }[]): Promise<void>;
+  checkpoint(items: readonly { ref: CheckpointRef; entry: LedgerEntry }[]): Promise<void>;
+  /**
+   * The final checkpoints of turns that hold no reservation (paid from credit: their hold is in SQL), read
+   * by the sweeper for holds past their TTL; null where there is none. Absent when checkpoints live only on
+   * reservations (the SQL store).
+   */
+  checkpointsOf?(refs: readonly CheckpointRef[]): Promise<(LedgerEntry | null)[]>;
+  /** Forgets such turns' checkpoints once their ledger rows are written. */
+  dropCheckpoints?(refs: readonly CheckpointRef[]): Promise<void>;
   /** Reservations past their TTL, oldest first, with their last checkpoint. */
   expired(now: number, limit: number): Promise<ExpiredReservation[]>;
   /**

@@ -6,9 +6,15 @@
  * to that row's cost.
  *
  * Until its row is written a finished turn lives only in this queue, so each is also written next to its
- * reservation at once as a final checkpoint (`final: true`, one Redis call per event-loop turn for every
- * turn finished in it, never awaited by the reply): if the instance dies before the round, the sweeper
- * writes that row as it is, so a turn answered 200 is still billed its exact cost.
+ * reservation (a credit-paid turn: under its own id) as a final checkpoint (`final: true`), issued when it
+ * is recorded — written to the Redis socket there and then, one command a turn, never awaited. The pipeline
+ * records a turn before its reply's last bytes are written (`Exchange.finishing`), so a client that has
+ * its whole reply had it after Redis had the row: if the instance dies before the round, the sweeper
+ * writes that row as it is, and a turn answered 200 is billed its exact cost.
+ *
+ * A credit-paid turn's hold is ended (its unused credit given back) only once its row is written, as a
+ * reservation is moved: a crash in between leaves a hold whose row exists, which the sweeper ends at that
+ * row's cost.
  *
  * It also tracks database health: while ledger writes or pings fail, `databaseHealthy` is false and
  * admission fails closed.
@@ -17,12 +23,21 @@ import type { FastifyBaseLogger as Logger } from 'fastify';
 import type { Config } from '../config/config.ts';
 import type { Micros } from '../config/money.ts';
 import type { Database } from '../db/orm.ts';
+import type { CreditPayment } from './admission.ts';
 import { insertLedgerRows, type LedgerEntry } from './ledger.ts';
-import type { PoolStore, ReservationRef } from './pool.store.ts';
+import type { CheckpointRef, PoolStore, ReservationRef } from './pool.store.ts';
+
+/** A credit-paid turn's hold (`credit_hold`): ended, its unused credit given back, once the row is written. */
+export interface CreditHold {
+  requestId: string;
+  payerId: string;
+  reservedMicros: Micros;
+}
 
 interface Pending {
   entry: LedgerEntry;
   ref: ReservationRef | null;
+  credit: CreditHold | null;
   /** `commit`'s caller, told once whether the row and the pools were written (then dropped). */
   committed?: ((done: boolean) => void) | undefined;
 }
@@ -50,12 +65,13 @@ export class Settlement {
   readonly #store: PoolStore;
   readonly #log: Logger;
   readonly #currency: string;
+  readonly #credit: Pick<CreditPayment, 'settleTurn'> | undefined;
   #queue: Pending[] = [];
   /** Pool settlements Redis refused: retried (settling is idempotent), so reservations and stream slots are not held until their TTL. */
   #poolRetries: PoolSettlement[] = [];
   #flushing: Promise<void> | null = null;
-  /** Final checkpoints of the turns recorded in this event-loop turn, written together (`#checkpointFinal`). */
-  #finals: { ref: ReservationRef; entry: LedgerEntry }[] = [];
+  /** One function for every final checkpoint's failure, not a closure each. */
+  readonly #finalFailed = (error: unknown) => this.#log.warn({ err: error }, 'final checkpoint failed');
   #scheduled = false;
   #retryTimer: NodeJS.Timeout | null = null;
   #pingTimer: NodeJS.Timeout | null = null;
@@ -63,8 +79,9 @@ export class Settlement {
   #lastFlushAt = Number.NEGATIVE_INFINITY;
   databaseHealthy = true;
 
-  constructor(config: Config, db: Database, store: PoolStore, log: Logger) {
+  constructor(config: Config, db: Database, store: PoolStore, log: Logger, credit?: Pick<CreditPayment, 'settleTurn'>) {
     this.#db = db;
+    this.#credit = credit;
     this.#store = store;
     this.#log = log;
     this.#currency = config.currency;
@@ -87,10 +104,13 @@ export class Settlement {
     this.#pingTimer.unref();
   }
 
-  /** Queues one finished request. `ref` is null when nothing was reserved. */
-  record(entry: LedgerEntry, ref: ReservationRef | null): void {
-    this.#queue.push({ entry, ref });
-    if (ref !== null) this.#checkpointFinal(entry, ref);
+  /**
+   * Queues one finished request and issues its final checkpoint. `ref` is null when nothing was reserved;
+   * `credit`: the hold of a credit-paid turn.
+   */
+  record(entry: LedgerEntry, ref: ReservationRef | null, credit: CreditHold | null = null): void {
+    this.#queue.push({ entry, ref, credit });
+    this.#checkpointFinal(entry, ref ?? credit);
     // A running round picks it up, or schedules the next one when it ends (`flush`).
     if (!this.#flushing) this.#schedule();
   }
@@ -101,29 +121,27 @@ export class Settlement {
    * `quotaRefunded: true`, so the next request, on any instance, sees it. It rides the next round, not a
    * coalesced one.
    */
-  commit(entry: LedgerEntry, ref: ReservationRef): Promise<boolean> {
+  commit(entry: LedgerEntry, ref: ReservationRef | null, credit: CreditHold | null = null): Promise<boolean> {
     return new Promise((committed) => {
-      this.#queue.push({ entry, ref, committed });
-      this.#checkpointFinal(entry, ref);
+      this.#queue.push({ entry, ref, credit, committed });
+      this.#checkpointFinal(entry, ref ?? credit);
       if (!this.#flushing) this.#schedule(true);
     });
   }
 
   /**
-   * Queues the turn's final checkpoint; the first of an event-loop turn schedules the write. Scheduled
-   * before the round (`#schedule`), and the round writes the ledger before it settles, so the checkpoint
-   * reaches Redis ahead of the settlement that deletes it. Should it land after (a script reloaded after a
-   * Redis restart), it is never read: the sweeper reads checkpoints only through a live reservation or a
-   * live lease, and the turn's ledger row, written before any settlement, keeps a lease's copy out.
+   * Issues the turn's final checkpoint now: `checkpoint` writes its command to the socket before it returns
+   * (not auto-pipelined, `infra/redis.ts`), so it is in the kernel before the caller writes the reply's last
+   * bytes. One command a turn: batching the turns of a tick would hold every reply but the last of them until
+   * the batch is written. Issued before the round is, and the round writes the ledger before it settles, so
+   * the checkpoint reaches Redis ahead of the settlement that deletes it. Should it land after (a script
+   * reloaded after a Redis restart), it is never read: the sweeper reads checkpoints only through a live
+   * reservation, hold or lease, and the turn's ledger row, written before any settlement, keeps a lease's
+   * copy out. A failed write only loses the crash backstop: the round settles the turn as usual.
    */
-  #checkpointFinal(entry: LedgerEntry, ref: ReservationRef): void {
-    if (this.#finals.push({ ref, entry: { ...entry, final: true } }) > 1) return;
-    setImmediate(() => {
-      const finals = this.#finals;
-      this.#finals = [];
-      // A failed write only loses the crash backstop: the round settles these turns as usual.
-      this.#store.checkpoint(finals).catch((error: unknown) => this.#log.warn({ err: error, turns: finals.length }, 'final checkpoint failed'));
-    });
+  #checkpointFinal(entry: LedgerEntry, ref: CheckpointRef | null): void {
+    if (ref === null) return;
+    this.#store.checkpoint([{ ref, entry: { ...entry, final: true } }]).catch(this.#finalFailed);
   }
 
   /** `now`: run the round in this turn of the event loop's check phase, even under steady traffic. */
@@ -189,8 +207,13 @@ export class Settlement {
         return;
       }
       const pools: PoolSettlement[] = [];
-      for (const item of batch) if (item.ref !== null) pools.push({ ref: item.ref, costMicros: item.entry.costMicros });
-      tell(batch, await this.#settlePools(pools));
+      const holds: Pending[] = [];
+      for (const item of batch) {
+        if (item.ref !== null) pools.push({ ref: item.ref, costMicros: item.entry.costMicros });
+        else if (item.credit !== null) holds.push(item);
+      }
+      const [pooled, credited] = await Promise.all([this.#settlePools(pools), this.#endHolds(holds)]);
+      tell(batch, pooled && credited);
     }
     if (this.#poolRetries.length > 0) await this.#settlePools([]);
   }
@@ -211,6 +234,21 @@ export class Settlement {
       this.#retrySoon();
       return false;
     }
+  }
+
+  /**
+   * Ends the holds of credit-paid turns whose rows are written (their unused credit given back), then forgets
+   * their final checkpoints. False when one failed: not retried here — its row exists, so the sweeper ends
+   * the hold at that row's cost once its TTL has passed.
+   */
+  async #endHolds(items: readonly Pending[]): Promise<boolean> {
+    const credit = this.#credit;
+    if (items.length === 0 || !credit) return true;
+    const ended = await Promise.allSettled(items.map(({ entry, credit: hold }) => credit.settleTurn(hold!.payerId, hold!.requestId, hold!.reservedMicros, entry.costMicros)));
+    const failed = ended.filter((result) => result.status === 'rejected');
+    if (failed.length > 0) this.#log.error({ err: failed[0]!.reason, failed: failed.length }, 'could not end credit holds; the sweeper ends them at their ledger rows');
+    await this.#store.dropCheckpoints?.(items.map((item) => item.credit!)).catch((error: unknown) => this.#log.warn({ err: error }, 'could not drop final checkpoints'));
+    return failed.length === 0;
   }
 
   #retrySoon(): void {

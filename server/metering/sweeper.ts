@@ -8,8 +8,9 @@
  * row marked `estimated`), capped at the reservation — else released at zero (no checkpoint: nothing had
  * been delivered). Safe to run on every instance at once: the
  * store lets exactly one sweeper claim each reservation. Turns paid from prepaid credit hold their credit
- * (`credit_hold`) instead of a pool reservation: a hold past its TTL is settled the same way, its unused
- * credit returned by whichever of the turn and the sweepers ends it first.
+ * (`credit_hold`) instead of a pool reservation: a hold past its TTL is settled the same way (a finished
+ * turn's final checkpoint is in Redis under its own id), its unused credit returned by whichever of the turn
+ * and the sweepers ends it first.
  *
  * It also reconciles pool counters, and capped keys' spend counters, against the ledger (SECURITY
  * "reconcile Redis counters against the ledger"): after a Redis restart or flush the counters would
@@ -111,12 +112,24 @@ export class Sweeper {
     const credit = this.#credit;
     if (credit) {
       for (let round = 0; round < 1000; round++) {
-        const batch = await credit.expired(now, PAGE);
+        const batch = await this.#withFinalCheckpoints(await credit.expired(now, PAGE));
         if (batch.length === 0) break;
         done += await this.#settleAbandoned(batch, (reservation, costMicros) => credit.settleExpired(reservation.requestId, reservation.payerId, costMicros), true);
+        await this.#store.dropCheckpoints?.(batch);
       }
     }
     return done;
+  }
+
+  /**
+   * Credit holds with the final checkpoint their turn wrote in Redis (a hold lives in SQL, where only a
+   * stream's running checkpoints are kept): a turn that finished but whose row died with its instance is
+   * billed as it was recorded.
+   */
+  async #withFinalCheckpoints(holds: ExpiredReservation[]): Promise<ExpiredReservation[]> {
+    if (holds.length === 0 || !this.#store.checkpointsOf) return holds;
+    const finals = await this.#store.checkpointsOf(holds);
+    return holds.map((hold, i) => (finals[i] ? { ...hold, checkpoint: finals[i] } : hold));
   }
 
   async #settle(all: ExpiredReservation[]): Promise<number> {

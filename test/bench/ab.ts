@@ -56,12 +56,15 @@ const bodies = {
  * CPU milliseconds of each PostgreSQL process so far (backends, WAL writer, autovacuum), by pid: only one
  * side runs at a time, so what they spend in a round is that side's ledger work (`postgresSince`).
  */
-function postgresMs(): Map<number, number> {
+function postgresMs(comm = 'postgres'): Map<number, number> {
   const byPid = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8') === 'postgres\n') byPid.set(Number(entry), threadsCpuMs(Number(entry)));
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8') !== `${comm}\n`) continue;
+      // Only the Redis both sides use (others on the machine serve other work).
+      if (comm === 'redis-server' && !readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(`:${new URL(process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379').port || 6379}`)) continue;
+      byPid.set(Number(entry), threadsCpuMs(Number(entry)));
     } catch {
       // Gone between the listing and the read.
     }
@@ -70,9 +73,9 @@ function postgresMs(): Map<number, number> {
 }
 
 /** What PostgreSQL spent since `before`; a process that exited in between takes its share with it. */
-function postgresSince(before: Map<number, number>): number {
+function postgresSince(before: Map<number, number>, comm = 'postgres'): number {
   let total = 0;
-  for (const [pid, ms] of postgresMs()) total += ms - (before.get(pid) ?? 0);
+  for (const [pid, ms] of postgresMs(comm)) total += ms - (before.get(pid) ?? 0);
   return total;
 }
 
@@ -87,7 +90,8 @@ const systems: Record<'A' | 'B', SvcSystem> = {
 };
 const direct = { origin: upstream.origin, path: '/v1/chat/completions', headers: { 'content-type': 'application/json' } };
 
-const names = { s1: ['p50 µs', 'added p50 µs', 'p99 µs', 'CPU µs/request', 'PostgreSQL CPU µs/request'], s3: ['req/s', 'CPU µs/request', 'PostgreSQL CPU µs/request'], s4: ['TTFT p50 µs', 'CPU ms/1,000 chunks'] }[scenario]!;
+// Redis's CPU (redis-server, all of it) is the whole server's: on a Redis other work shares, read it as an upper bound.
+const names = { s1: ['p50 µs', 'added p50 µs', 'p99 µs', 'CPU µs/request', 'PostgreSQL CPU µs/request', 'Redis CPU µs/request'], s3: ['req/s', 'CPU µs/request', 'PostgreSQL CPU µs/request', 'Redis CPU µs/request'], s4: ['TTFT p50 µs', 'CPU ms/1,000 chunks'] }[scenario]!;
 
 async function round(side: 'A' | 'B'): Promise<number[]> {
   const system = systems[side];
@@ -96,21 +100,23 @@ async function round(side: 'A' | 'B'): Promise<number[]> {
   const { plain: plainBody, stream: streamBody } = through;
   const before = threadsCpuMs(system.pid);
   const postgresBefore = scenario === 's4' ? new Map<number, number>() : postgresMs();
+  const redisBefore = scenario === 's4' ? new Map<number, number>() : postgresMs('redis-server');
   if (scenario === 's1') {
     await upstream.setScript({ latencyMs: 0 });
     const r = await sequential(target(false), plainBody, 3000, 100);
     const cpu = ((threadsCpuMs(system.pid) - before) / 3100) * 1000;
     const postgres = (postgresSince(postgresBefore) / 3100) * 1000;
+    const redis = (postgresSince(redisBefore, 'redis-server') / 3100) * 1000;
     // The upstream on its own, right after: what svc adds is the difference within the round.
     const bare = percentile((await sequential(direct, plainChatBody, 3000, 100)).latenciesUs, 50);
     const p50 = percentile(r.latenciesUs, 50);
-    return [p50, p50 - bare, percentile(r.latenciesUs, 99), cpu, postgres];
+    return [p50, p50 - bare, percentile(r.latenciesUs, 99), cpu, postgres, redis];
   }
   if (scenario === 's3') {
     await upstream.setScript({ latencyMs: 0 });
     const r = await closedLoop(target(false), plainBody, 64, 3000);
     const requests = Math.max(1, r.ok);
-    return [r.rps, ((threadsCpuMs(system.pid) - before) / requests) * 1000, (postgresSince(postgresBefore) / requests) * 1000];
+    return [r.rps, ((threadsCpuMs(system.pid) - before) / requests) * 1000, (postgresSince(postgresBefore) / requests) * 1000, (postgresSince(redisBefore, 'redis-server') / requests) * 1000];
   }
   await upstream.setScript({ latencyMs: 0, chunks, firstChunkDelayMs: 50, intervalMs: 20 });
   // About 4 s of streams per round, whatever their length.

@@ -312,6 +312,8 @@ describe('credit-paid turns whose instance died', () => {
     const produce = { inputTokens: 100, outputTokens: 400 };
     const normal: TurnPlan<{ produce: Metered }, Metered> = { executor: new ScriptedExecutor(), product: 'chat', model, stream: false, worstCase, call: { produce } };
     await b.app.services.pipeline.run(principal, normal, origin('ok'));
+    // Its hold ends once its row is written (settlement's round), not when the turn returns.
+    await settled(a, b);
 
     // A stream paid from credit delivers 250 tokens, is checkpointed, then its instance "dies" (it never settles).
     const stuck = new StuckStream();

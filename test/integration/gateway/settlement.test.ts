@@ -4,6 +4,7 @@
  * leave the pool at the ledger's cost — never the cost twice. And a turn answered but not yet written when
  * its instance dies is billed by the sweeper from its final checkpoint, at its exact cost.
  */
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Settlement } from '../../../server/metering/settlement.ts';
 import { Sweeper } from '../../../server/metering/sweeper.ts';
@@ -196,6 +197,60 @@ describe('pool accounting moves exactly once', () => {
     expect(await poolDay()).toBe(COST);
     expect(await redis.exists(`res:${ref.requestId}`)).toBe(0);
     expect(await redis.exists(`ckpt:${ref.requestId}`)).toBe(0);
+  });
+
+  it('a credit-paid turn whose instance died after its reply, before its row, is settled by the sweeper at its exact cost, once', async () => {
+    const member = await h.member();
+    const { services } = h.app.app;
+    const credit = services.creditLedger;
+    const START = 1_000_000;
+    expect((await credit.append({ accountId: member.accountId, amountMicros: START, kind: 'adjustment', reference: null })).ok).toBe(true);
+    await credit.setPayFromCredit(member.accountId, true);
+    const requestId = `mbr_creditdied${process.pid}x${Date.now()}`;
+    expect(await credit.reserveTurn(member.accountId, requestId, RESERVED, 'fast')).toBe(true);
+    const entry = ledgerEntry(member.accountId, { requestId, inputTokens: 1, outputTokens: 2, costMicros: COST, reservedMicros: RESERVED, paidFromCredit: true });
+    // The instance dies during the round's ledger write: no row, and the hold is not ended.
+    const db = Object.create(services.db) as typeof services.db;
+    db.copy = () => new Promise<void>(() => undefined);
+    db.query = () => new Promise<void>(() => undefined);
+    const settlement = new Settlement(services.config, db, services.pools, h.app.app.log, credit);
+    settlement.record(entry, null, { requestId, payerId: member.accountId, reservedMicros: RESERVED });
+    expect(await ledgerRows(h.database, member.accountId, 0)).toHaveLength(0);
+
+    const balance = async () => Number((await h.database.query(`select balance_micros from credit_balance where account_id = $1`, [member.accountId])).rows[0]!.balance_micros);
+    expect(await balance()).toBe(START - RESERVED);
+    // Past the hold's TTL two sweepers race for it: one row, the hold ended once, at the turn's exact cost.
+    const sweepers = [0, 1].map(() => new Sweeper(services.config, services.db, services.pools, services.windows, h.app.app.log, credit));
+    const past = Date.now() + services.config.gateway.reservationTtlSeconds * 1000 + 60_000;
+    await Promise.all(sweepers.map((sweeper) => sweeper.sweep(past)));
+    await sweepers[0]!.sweep(past);
+    const rows = await ledgerRows(h.database, member.accountId);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ request_id: requestId, status: 'ok', estimated: false, input_tokens: 1, output_tokens: 2, paid_from_credit: true });
+    expect(Number(rows[0]!.cost_micros)).toBe(COST);
+    expect(await balance()).toBe(START - COST);
+    const refunds = await h.database.query(`select amount_micros from credit_entry where account_id = $1 and kind = 'refund'`, [member.accountId]);
+    expect(refunds.rows.map((row) => Number((row as { amount_micros: string }).amount_micros))).toEqual([RESERVED - COST]);
+    expect(await services.redis.redis!.exists(`ckpt:${requestId}`), 'its final checkpoint is forgotten once settled').toBe(0);
+  });
+
+  it("a turn's final checkpoint is in the Redis socket's kernel buffer when record() returns, before the caller's reply ends", async () => {
+    const { ref, entry } = await reserve();
+    const { services } = h.app.app;
+    const socket = (services.redis.redis as Redis).stream;
+    // Under load: an auto-pipeline of other commands is waiting for its answer (the final checkpoint once
+    // waited behind it, a round trip and two event-loop turns after the reply).
+    const busy = Promise.all(Array.from({ length: 50 }, () => services.redis.redis!.ping()));
+    const before = socket.bytesWritten;
+    const settlement = newSettlement();
+    settlement.record(entry, ref);
+    const written = socket.bytesWritten - before;
+    // `bytesWritten` counts what is buffered too: none is, so it was all handed to the kernel.
+    expect(socket.writableLength).toBe(0);
+    expect(written).toBeGreaterThan(JSON.stringify(entry).length);
+    await busy;
+    expect(JSON.parse((await services.redis.redis!.get(`ckpt:${ref.requestId}`))!)).toMatchObject({ requestId: ref.requestId, final: true, costMicros: COST });
+    await settlement.close();
   });
 
   it('a settled turn leaves no checkpoint behind: its final one reaches Redis before the settlement that removes it', async () => {
