@@ -44,9 +44,11 @@ let h: Harness;
 let second: TestApp;
 
 beforeAll(async () => {
-  // Slow replies for the edge tests: every admission happens before the first settlement.
+  // Slow replies for the edge tests, each billing its whole reservation (the cost is capped at it): a turn
+  // that settles before a loaded machine has sent all 200 frees no room, so exactly k fit at any speed.
   h = await startHarness({ config: { plans, gateway: { ...leases, sweepIntervalSeconds: 3600 } } });
-  h.upstream.setScript((body) => (JSON.stringify(body.messages).includes('#slow') ? { latencyMs: 2500 } : undefined));
+  const wholeReservation = { prompt_tokens: 1_000_000, completion_tokens: maxTokens };
+  h.upstream.setScript((body) => (JSON.stringify(body.messages).includes('#slow') ? { latencyMs: 2500, usageOverride: wholeReservation } : undefined));
   second = await startApp(h.mode.config, { config: { ...relaxedLimits, plans, gateway: { ...leases, sweepIntervalSeconds: 3600 } }, env: { SVC_UPSTREAM_URL: h.upstream.url } });
 }, 60_000);
 afterAll(async () => {
@@ -239,7 +241,7 @@ describe('admission leases', () => {
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     try {
-      await expect.poll(() => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false), { timeout: 30_000, interval: 100 }).toBe(true);
+      await expect.poll(() => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false), { timeout: 60_000, interval: 100 }).toBe(true);
       const member = await createMember(h.app, { planPackage: 'pro' });
       const client = new OpenAI({ apiKey: member.key, baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
       for (let i = 0; i < 3; i++) await client.chat.completions.create(params('#crash'));
@@ -270,7 +272,7 @@ describe('admission leases', () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 120_000);
 
   it('a lease used up within its window doubles the next, and requests waiting on one it could not cover take the next', async () => {
     const member = await createMember(h.app, { planPackage: 'pro' });
