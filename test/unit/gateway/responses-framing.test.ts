@@ -70,3 +70,55 @@ describe('the Responses stream', () => {
     expect(JSON.parse(body.split('\n')[1]!.slice(6))).toMatchObject({ type: 'response.output_text.delta', delta: 'b', content_index: 0, output_index: 0, logprobs: [] });
   });
 });
+
+describe('the response object as JSON (the template)', () => {
+  const framingWith = (over: Partial<ResponseEcho>) =>
+    new ResponsesFraming({ id: 'resp_tmpl', createdAt: 1_765_000_000, echo: { ...echo, ...over }, store: null, payerId: 'payer', conversation: [], input: [], names: new Map() });
+  const output = [
+    { type: 'message' as const, id: 'msg_1', status: 'completed' as const, role: 'assistant' as const, content: [{ type: 'output_text' as const, text: 'quote " \\ \n 漢字 😀 \u2028', annotations: [], logprobs: [] }] },
+    { type: 'function_call' as const, id: 'fc_1', call_id: 'call_1', name: 'get', arguments: '{"a":1}', status: 'completed' as const },
+  ];
+  const usage = { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 };
+
+  it('is, byte for byte, the response object serialised, in every state and echo', () => {
+    const echoes: Partial<ResponseEcho>[] = [
+      {},
+      { instructions: 'Be "brief".', metadata: { run: '7', nested: { a: [1, null] } }, tools: [{ type: 'function', name: 'get', parameters: {} }], tool_choice: { type: 'function', name: 'get' } },
+      { temperature: undefined as unknown as number, top_p: undefined as unknown as number, store: true, user: 'ann', previous_response_id: 'resp_prev', reasoning: { effort: 'low', summary: null } },
+    ];
+    const states: [string | null, typeof output | [], typeof usage | null, { code: 'upstream_error'; message: string; param: null } | null][] = [
+      [null, [], null, null],
+      ['stop', output, usage, null],
+      ['length', output, usage, null],
+      ['content_filter', [], { ...usage, cost: '0.0012' } as typeof usage, null],
+      ['tool_calls', output, null, null],
+      [null, output, null, { code: 'upstream_error', message: 'The model server failed "mid-stream".', param: null }],
+    ];
+    for (const over of echoes) {
+      const framing = framingWith(over);
+      for (const model of ['svc-2.1', 'naïve/"model"']) {
+        for (const [finish, out, use, failed] of states) {
+          expect(framing.responseJson(model, finish, out, use, failed)).toBe(JSON.stringify(framing.response(model, finish, out, use, failed)));
+        }
+      }
+    }
+  });
+
+  it('carries the response in the stream events as the event serialiser would', () => {
+    const framer = framingWith({ metadata: { run: '7' } }).stream('svc-2.1');
+    const events = [chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hi "there"' }), chunk({ content: '.' }, 'length'), 'data: [DONE]\n\n'];
+    const out = `${framer.push(Buffer.from(events.join('')))}${framer.end({ prompt_tokens: 2, completion_tokens: 3 }) as string}${framer.fail({ code: 'upstream_error', message: 'gone', param: null })}`;
+    const withResponse = out
+      .trim()
+      .split('\n\n')
+      .map((block) => block.split('\n'))
+      .filter(([, data]) => data!.includes('"response":{'));
+    expect(withResponse.map(([event]) => event)).toEqual(['event: response.created', 'event: response.in_progress', 'event: response.incomplete', 'event: response.failed']);
+    for (const [event, data] of withResponse) {
+      const payload = JSON.parse(data!.slice('data: '.length)) as { type: string; sequence_number: number; response: Record<string, unknown> };
+      expect(payload.type).toBe(event!.slice('event: '.length));
+      // What `JSON.stringify({ type, sequence_number, response })` would have written.
+      expect(data).toBe(`data: ${JSON.stringify({ type: payload.type, sequence_number: payload.sequence_number, response: payload.response })}`);
+    }
+  });
+});
