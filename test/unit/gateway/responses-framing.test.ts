@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ResponsesFraming, type ResponseEcho } from '../../../server/modules/gateway/responses.framing.ts';
+import type { StreamError } from '../../../server/modules/gateway/stream-rewriter.ts';
 
 const head = { id: 'up-1', object: 'chat.completion.chunk', created: 7, model: 'qwen', system_fingerprint: null };
 const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], usage: null })}\n\n`;
@@ -86,13 +87,13 @@ describe('the response object as JSON (the template)', () => {
       { instructions: 'Be "brief".', metadata: { run: '7', nested: { a: [1, null] } }, tools: [{ type: 'function', name: 'get', parameters: {} }], tool_choice: { type: 'function', name: 'get' } },
       { temperature: undefined as unknown as number, top_p: undefined as unknown as number, store: true, user: 'ann', previous_response_id: 'resp_prev', reasoning: { effort: 'low', summary: null } },
     ];
-    const states: [string | null, typeof output | [], typeof usage | null, { code: 'upstream_error'; message: string; param: null } | null][] = [
+    const states: [string | null, typeof output | [], typeof usage | null, StreamError | null][] = [
       [null, [], null, null],
       ['stop', output, usage, null],
       ['length', output, usage, null],
       ['content_filter', [], { ...usage, cost: '0.0012' } as typeof usage, null],
       ['tool_calls', output, null, null],
-      [null, output, null, { code: 'upstream_error', message: 'The model server failed "mid-stream".', param: null }],
+      [null, output, null, { type: 'server_error', code: 'upstream_error', message: 'The model server failed "mid-stream".', param: null }],
     ];
     for (const over of echoes) {
       const framing = framingWith(over);
@@ -107,7 +108,7 @@ describe('the response object as JSON (the template)', () => {
   it('carries the response in the stream events as the event serialiser would', () => {
     const framer = framingWith({ metadata: { run: '7' } }).stream('svc-2.1');
     const events = [chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hi "there"' }), chunk({ content: '.' }, 'length'), 'data: [DONE]\n\n'];
-    const out = `${framer.push(Buffer.from(events.join('')))}${framer.end({ prompt_tokens: 2, completion_tokens: 3 }) as string}${framer.fail({ code: 'upstream_error', message: 'gone', param: null })}`;
+    const out = `${framer.push(Buffer.from(events.join('')))}${framer.end({ prompt_tokens: 2, completion_tokens: 3 }) as string}${framer.fail({ type: 'server_error', code: 'upstream_error', message: 'gone', param: null })}`;
     const withResponse = out
       .trim()
       .split('\n\n')
