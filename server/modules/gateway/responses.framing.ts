@@ -211,6 +211,7 @@ interface OpenMessage {
 /** A text delta event's bytes before its sequence number, and after its text. */
 const TEXT_DELTA_HEAD = Buffer.from('event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":');
 const TEXT_DELTA_TAIL = Buffer.from('","logprobs":[]}\n\n');
+const EVENT_END = Buffer.from('\n\n');
 
 /**
  * The event stream: the chat chunks the stream rewriter has normalized (role, usage, errors handled
@@ -243,7 +244,43 @@ class ResponsesStream extends ReframedChatStream {
     if (message !== null) {
       const from = this.chat.textBytes(bytes);
       if (from !== -1) return this.#textEvent(message, bytes, from, this.chat.textEnd, chunked);
+      const first = bytes.indexOf(EVENT_END);
+      if (first !== -1 && first + 2 < bytes.length) return this.#coalesced(bytes, chunked);
     }
+    return this.#pushText(bytes);
+  }
+
+  /**
+   * A read of several events (a busy upstream's writes coalesce, and then no read is one event): each whole
+   * event on its own, text events on the byte path, the rest on the text path, all sent as one buffer (one
+   * HTTP chunk when `chunked`). Without it a stream under load re-framed every chunk by parsing it (issue 48).
+   */
+  #coalesced(bytes: Buffer, chunked: boolean): Buffer {
+    const pieces: Buffer[] = [];
+    let length = 0;
+    for (let start = 0; start < bytes.length; ) {
+      const at = bytes.indexOf(EVENT_END, start);
+      const end = at === -1 ? bytes.length : at + 2;
+      const event = bytes.subarray(start, end);
+      start = end;
+      const message = this.#message;
+      const from = message === null || at === -1 ? -1 : this.chat.textBytes(event);
+      const out = from === -1 ? this.#pushText(event) : this.#textEvent(message!, event, from, this.chat.textEnd, false);
+      if (out.length === 0) continue;
+      const piece = typeof out === 'string' ? Buffer.from(out) : out;
+      pieces.push(piece);
+      length += piece.length;
+    }
+    if (!chunked) return Buffer.concat(pieces, length);
+    if (length === 0) return Buffer.alloc(0);
+    const frame = allocChunk(length);
+    let at = frame.length - length - 2;
+    for (const piece of pieces) at += piece.copy(frame, at);
+    return frame;
+  }
+
+  /** The text path: the chat events parsed and re-framed. */
+  #pushText(bytes: Buffer): string {
     const text = this.chat.pushText(bytes);
     if (text.length === 0) return '';
     let out = '';

@@ -59,6 +59,40 @@ describe('the Responses stream', () => {
     expect(sequences).toEqual(sequences.map((_, i) => i));
   });
 
+  it('a read of several events (coalesced writes) goes the byte path event by event, and comes out as the text path frames it', () => {
+    const texts = ['one ', 'quote " two ', 'ünï 😀 ', '', 'five'];
+    const opening = [chunk({ role: 'assistant', content: '' }), chunk({ content: 'open ' })];
+    const rest = [...texts.map((text) => chunk({ content: text })), chunk({}, 'stop'), `data: ${JSON.stringify({ ...head, choices: [], usage: { prompt_tokens: 5, completion_tokens: 6, total_tokens: 11 } })}\n\n`, 'data: [DONE]\n\n'];
+    const usage = { prompt_tokens: 5, completion_tokens: 6 };
+    const whole = stream();
+    const expected = fixedIds(`${whole.push(Buffer.from([...opening, ...rest].join('')))}${whole.end(usage) as string}`);
+    // The reads: whole events, then one split inside an event (its end comes with the next read).
+    const all = Buffer.from(rest.join(''));
+    const cut = all.indexOf('five');
+    for (const chunked of [false, true]) {
+      const framer = stream();
+      let out = opening.map((event) => framer.push(Buffer.from(event)).toString()).join('');
+      const deltasBefore = framer.deltas;
+      for (const read of [all.subarray(0, cut), all.subarray(cut)]) {
+        const sent = framer.push(read, chunked);
+        expect(Buffer.isBuffer(sent)).toBe(true);
+        if (!chunked) {
+          out += sent.toString();
+          continue;
+        }
+        const text = sent.toString();
+        const size = text.slice(0, text.indexOf('\r\n'));
+        const body = text.slice(size.length + 2, -2);
+        expect(Number.parseInt(size, 16)).toBe(Buffer.byteLength(body));
+        out += body;
+      }
+      out += framer.end(usage) as string;
+      expect(fixedIds(out)).toBe(expected);
+      expect(framer.deltas - deltasBefore).toBe(texts.filter(Boolean).length);
+      expect(framer.deltas).toBe(whole.deltas);
+    }
+  });
+
   it('as an HTTP chunk when asked: the event between its size line and CRLF', () => {
     const framer = stream();
     framer.push(Buffer.from(chunk({ role: 'assistant', content: 'a' })));
