@@ -92,8 +92,7 @@ export class ResponsesFraming implements SearchingFraming {
       }
       for (const call of choice.message.tool_calls ?? []) output.push(toolCallItem(call, this.context.names));
     }
-    const response = this.response(completion.model, choice?.finish_reason ?? 'stop', output, completion.usage);
-    const json = JSON.stringify(response);
+    const json = this.responseJson(completion.model, choice?.finish_reason ?? 'stop', output, completion.usage);
     this.keep(output, json);
     return json;
   }
@@ -102,10 +101,30 @@ export class ResponsesFraming implements SearchingFraming {
     return new ResponsesStream(this, model);
   }
 
-  /** The `response` object in a given state. */
+  /**
+   * The `response` object in a given state, as JSON: what `JSON.stringify(this.response(…))` gives, byte for
+   * byte (`responses-framing.test.ts` holds the two together), with the echo — the same in every state —
+   * serialised once per response rather than spread into a new object and serialised each time (issue 48).
+   */
+  responseJson(model: string, finishReason: string | null, output: OutputItem[], usage: UpstreamUsage | null, failed: StreamError | null = null): string {
+    const incomplete = incompleteReason(finishReason);
+    const status = responseStatus(finishReason, incomplete, failed);
+    // `{"instructions":…`: the echo always has members, so its tail follows a comma.
+    this.#echoTail ??= `,${JSON.stringify(this.context.echo).slice(1)}`;
+    return (
+      `{"id":${JSON.stringify(this.context.id)},"object":"response","created_at":${JSON.stringify(this.context.createdAt)},"status":"${status}"` +
+      `,"error":${failed ? JSON.stringify({ code: failed.code, message: failed.message }) : 'null'}` +
+      `,"incomplete_details":${incomplete ? `{"reason":"${incomplete}"}` : 'null'}` +
+      `,"model":${JSON.stringify(model)},"output":${JSON.stringify(output)},"usage":${usage ? JSON.stringify(responsesUsage(usage)) : 'null'}${this.#echoTail}`
+    );
+  }
+
+  #echoTail: string | null = null;
+
+  /** The `response` object in a given state (what `responseJson` serialises). */
   response(model: string, finishReason: string | null, output: OutputItem[], usage: UpstreamUsage | null, failed: StreamError | null = null): Record<string, unknown> {
-    const incomplete = finishReason === 'length' ? 'max_output_tokens' : finishReason === 'content_filter' ? 'content_filter' : null;
-    const status = failed ? 'failed' : finishReason === null ? 'in_progress' : incomplete ? 'incomplete' : 'completed';
+    const incomplete = incompleteReason(finishReason);
+    const status = responseStatus(finishReason, incomplete, failed);
     return {
       id: this.context.id,
       object: 'response',
@@ -134,6 +153,14 @@ export class ResponsesFraming implements SearchingFraming {
     // A store that is down costs the chaining, not the reply: the client already has its answer.
     void store.save(payerId, id, { conversation: reply ? [...conversation, reply] : conversation, items, response, input: JSON.stringify(input) }).catch(() => undefined);
   }
+}
+
+function incompleteReason(finishReason: string | null): 'max_output_tokens' | 'content_filter' | null {
+  return finishReason === 'length' ? 'max_output_tokens' : finishReason === 'content_filter' ? 'content_filter' : null;
+}
+
+function responseStatus(finishReason: string | null, incomplete: string | null, failed: StreamError | null): 'failed' | 'in_progress' | 'incomplete' | 'completed' {
+  return failed ? 'failed' : finishReason === null ? 'in_progress' : incomplete ? 'incomplete' : 'completed';
 }
 
 /** The Responses `usage` of a chat completion's usage. */
@@ -184,6 +211,7 @@ interface OpenMessage {
 /** A text delta event's bytes before its sequence number, and after its text. */
 const TEXT_DELTA_HEAD = Buffer.from('event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":');
 const TEXT_DELTA_TAIL = Buffer.from('","logprobs":[]}\n\n');
+const EVENT_END = Buffer.from('\n\n');
 
 /**
  * The event stream: the chat chunks the stream rewriter has normalized (role, usage, errors handled
@@ -216,14 +244,50 @@ class ResponsesStream extends ReframedChatStream {
     if (message !== null) {
       const from = this.chat.textBytes(bytes);
       if (from !== -1) return this.#textEvent(message, bytes, from, this.chat.textEnd, chunked);
+      const first = bytes.indexOf(EVENT_END);
+      if (first !== -1 && first + 2 < bytes.length) return this.#coalesced(bytes, chunked);
     }
+    return this.#pushText(bytes);
+  }
+
+  /**
+   * A read of several events (a busy upstream's writes coalesce, and then no read is one event): each whole
+   * event on its own, text events on the byte path, the rest on the text path, all sent as one buffer (one
+   * HTTP chunk when `chunked`). Without it a stream under load re-framed every chunk by parsing it (issue 48).
+   */
+  #coalesced(bytes: Buffer, chunked: boolean): Buffer {
+    const pieces: Buffer[] = [];
+    let length = 0;
+    for (let start = 0; start < bytes.length; ) {
+      const at = bytes.indexOf(EVENT_END, start);
+      const end = at === -1 ? bytes.length : at + 2;
+      const event = bytes.subarray(start, end);
+      start = end;
+      const message = this.#message;
+      const from = message === null || at === -1 ? -1 : this.chat.textBytes(event);
+      const out = from === -1 ? this.#pushText(event) : this.#textEvent(message!, event, from, this.chat.textEnd, false);
+      if (out.length === 0) continue;
+      const piece = typeof out === 'string' ? Buffer.from(out) : out;
+      pieces.push(piece);
+      length += piece.length;
+    }
+    if (!chunked) return Buffer.concat(pieces, length);
+    if (length === 0) return Buffer.alloc(0);
+    const frame = allocChunk(length);
+    let at = frame.length - length - 2;
+    for (const piece of pieces) at += piece.copy(frame, at);
+    return frame;
+  }
+
+  /** The text path: the chat events parsed and re-framed. */
+  #pushText(bytes: Buffer): string {
     const text = this.chat.pushText(bytes);
     if (text.length === 0) return '';
     let out = '';
     if (!this.#started) {
       this.#started = true;
-      const response = this.#framing.response(this.#model, null, [], null);
-      out += this.#event('response.created', { response }) + this.#event('response.in_progress', { response }) + this.#searches();
+      const response = this.#framing.responseJson(this.#model, null, [], null);
+      out += this.#responseEvent('response.created', response) + this.#responseEvent('response.in_progress', response) + this.#searches();
     }
     for (const event of text.split('\n\n')) {
       if (!event.startsWith('data: {')) continue;
@@ -242,19 +306,24 @@ class ResponsesStream extends ReframedChatStream {
     let out = this.#closeMessage() + this.#closeCalls();
     if (!this.#output.some((item) => item.type !== 'web_search_call')) out += this.#text('') + this.#closeMessage();
     const finishReason = this.#finishReason ?? 'stop';
-    const response = this.#framing.response(this.#model, finishReason, this.#output, usage);
-    this.#framing.keep(this.#output, JSON.stringify(response));
-    return out + this.#event(response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
+    const response = this.#framing.responseJson(this.#model, finishReason, this.#output, usage);
+    this.#framing.keep(this.#output, response);
+    return out + this.#responseEvent(incompleteReason(finishReason) ? 'response.incomplete' : 'response.completed', response);
   }
 
   fail(error: StreamError): string {
     // Both shapes clients read: the documented top-level fields, and `error` (what the openai SDK throws on).
     const failed = this.#event('error', { code: error.code, message: error.message, param: error.param, error });
-    return failed + this.#event('response.failed', { response: this.#framing.response(this.#model, null, this.#output, null, error) });
+    return failed + this.#responseEvent('response.failed', this.#framing.responseJson(this.#model, null, this.#output, null, error));
   }
 
   #event(type: string, payload: Record<string, unknown>): string {
     return `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.#sequence++, ...payload })}\n\n`;
+  }
+
+  /** An event whose payload is the response (`responseJson`): what `#event(type, { response })` writes. */
+  #responseEvent(type: string, response: string): string {
+    return `event: ${type}\ndata: {"type":"${type}","sequence_number":${this.#sequence++},"response":${response}}\n\n`;
   }
 
   /** The searches svc ran before the reply, each a `web_search_call` item with its progress events. */

@@ -12,6 +12,19 @@ import type { ChatMessage } from './chat.validate.ts';
 /** In-memory entries kept at most (single-instance mode); the oldest go first. */
 const MEMORY_ENTRIES = 10_000;
 
+/**
+ * A response's keys written in one command (`svcResponseSave`): KEYS and ARGV pair up, the last ARGV is the
+ * TTL. One command rather than a SET a key saves svc ~4 ioredis commands' work per response (their
+ * argument arrays, promises and replies; issue 48).
+ */
+const saveScript = `
+local ttl = ARGV[#ARGV]
+for i = 1, #KEYS do redis.call('SET', KEYS[i], ARGV[i], 'EX', ttl) end
+return #KEYS`;
+
+/** The script's command, as `defineCommand` adds it to the client. */
+type SavingRedis = RedisClient & { svcResponseSave(count: number, ...keysThenValues: (string | number)[]): Promise<number> };
+
 export interface LoadedConversation {
   /** The conversation of `previous_response_id`; null when none was asked for. Undefined: asked for, not found. */
   previous: ChatMessage[] | null | undefined;
@@ -38,6 +51,8 @@ export class ResponseStore {
   constructor(redis: RedisClient | null, retentionSeconds: number) {
     this.#redis = redis;
     this.#ttlSeconds = retentionSeconds;
+    // A cluster puts a response's keys in different slots, which no one script may touch: there, a SET each.
+    if (redis && !redis.isCluster) redis.defineCommand('svcResponseSave', { lua: saveScript });
   }
 
   /** False when `gateway.responsesRetentionSeconds` is 0: nothing is kept, `previous_response_id` always misses. */
@@ -97,8 +112,16 @@ export class ResponseStore {
       [inputKey(payerId, responseId), record.input],
       ...record.items.map(([id, message]): [string, string] => [itemKey(payerId, id), JSON.stringify(message)]),
     ];
-    if (this.#redis) {
-      await Promise.all(entries.map(([key, json]) => this.#redis!.set(key, json, 'EX', this.#ttlSeconds)));
+    const redis = this.#redis;
+    if (redis?.isCluster) {
+      await Promise.all(entries.map(([key, json]) => redis.set(key, json, 'EX', this.#ttlSeconds)));
+      return;
+    }
+    if (redis) {
+      const args: (string | number)[] = entries.map(([key]) => key);
+      for (const [, json] of entries) args.push(json);
+      args.push(this.#ttlSeconds);
+      await (redis as SavingRedis).svcResponseSave(entries.length, ...args);
       return;
     }
     const expiresAt = Date.now() + this.#ttlSeconds * 1000;

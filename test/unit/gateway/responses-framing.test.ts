@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ResponsesFraming, type ResponseEcho } from '../../../server/modules/gateway/responses.framing.ts';
+import type { StreamError } from '../../../server/modules/gateway/stream-rewriter.ts';
 
 const head = { id: 'up-1', object: 'chat.completion.chunk', created: 7, model: 'qwen', system_fingerprint: null };
 const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], usage: null })}\n\n`;
@@ -58,6 +59,40 @@ describe('the Responses stream', () => {
     expect(sequences).toEqual(sequences.map((_, i) => i));
   });
 
+  it('a read of several events (coalesced writes) goes the byte path event by event, and comes out as the text path frames it', () => {
+    const texts = ['one ', 'quote " two ', 'ünï 😀 ', '', 'five'];
+    const opening = [chunk({ role: 'assistant', content: '' }), chunk({ content: 'open ' })];
+    const rest = [...texts.map((text) => chunk({ content: text })), chunk({}, 'stop'), `data: ${JSON.stringify({ ...head, choices: [], usage: { prompt_tokens: 5, completion_tokens: 6, total_tokens: 11 } })}\n\n`, 'data: [DONE]\n\n'];
+    const usage = { prompt_tokens: 5, completion_tokens: 6 };
+    const whole = stream();
+    const expected = fixedIds(`${whole.push(Buffer.from([...opening, ...rest].join('')))}${whole.end(usage) as string}`);
+    // The reads: whole events, then one split inside an event (its end comes with the next read).
+    const all = Buffer.from(rest.join(''));
+    const cut = all.indexOf('five');
+    for (const chunked of [false, true]) {
+      const framer = stream();
+      let out = opening.map((event) => framer.push(Buffer.from(event)).toString()).join('');
+      const deltasBefore = framer.deltas;
+      for (const read of [all.subarray(0, cut), all.subarray(cut)]) {
+        const sent = framer.push(read, chunked);
+        expect(Buffer.isBuffer(sent)).toBe(true);
+        if (!chunked) {
+          out += sent.toString();
+          continue;
+        }
+        const text = sent.toString();
+        const size = text.slice(0, text.indexOf('\r\n'));
+        const body = text.slice(size.length + 2, -2);
+        expect(Number.parseInt(size, 16)).toBe(Buffer.byteLength(body));
+        out += body;
+      }
+      out += framer.end(usage) as string;
+      expect(fixedIds(out)).toBe(expected);
+      expect(framer.deltas - deltasBefore).toBe(texts.filter(Boolean).length);
+      expect(framer.deltas).toBe(whole.deltas);
+    }
+  });
+
   it('as an HTTP chunk when asked: the event between its size line and CRLF', () => {
     const framer = stream();
     framer.push(Buffer.from(chunk({ role: 'assistant', content: 'a' })));
@@ -68,5 +103,57 @@ describe('the Responses stream', () => {
     expect(Number.parseInt(size, 16)).toBe(Buffer.byteLength(body));
     expect(text.endsWith('\r\n')).toBe(true);
     expect(JSON.parse(body.split('\n')[1]!.slice(6))).toMatchObject({ type: 'response.output_text.delta', delta: 'b', content_index: 0, output_index: 0, logprobs: [] });
+  });
+});
+
+describe('the response object as JSON (the template)', () => {
+  const framingWith = (over: Partial<ResponseEcho>) =>
+    new ResponsesFraming({ id: 'resp_tmpl', createdAt: 1_765_000_000, echo: { ...echo, ...over }, store: null, payerId: 'payer', conversation: [], input: [], names: new Map() });
+  const output = [
+    { type: 'message' as const, id: 'msg_1', status: 'completed' as const, role: 'assistant' as const, content: [{ type: 'output_text' as const, text: 'quote " \\ \n 漢字 😀 \u2028', annotations: [], logprobs: [] }] },
+    { type: 'function_call' as const, id: 'fc_1', call_id: 'call_1', name: 'get', arguments: '{"a":1}', status: 'completed' as const },
+  ];
+  const usage = { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 };
+
+  it('is, byte for byte, the response object serialised, in every state and echo', () => {
+    const echoes: Partial<ResponseEcho>[] = [
+      {},
+      { instructions: 'Be "brief".', metadata: { run: '7', nested: { a: [1, null] } }, tools: [{ type: 'function', name: 'get', parameters: {} }], tool_choice: { type: 'function', name: 'get' } },
+      { temperature: undefined as unknown as number, top_p: undefined as unknown as number, store: true, user: 'ann', previous_response_id: 'resp_prev', reasoning: { effort: 'low', summary: null } },
+    ];
+    const states: [string | null, typeof output | [], typeof usage | null, StreamError | null][] = [
+      [null, [], null, null],
+      ['stop', output, usage, null],
+      ['length', output, usage, null],
+      ['content_filter', [], { ...usage, cost: '0.0012' } as typeof usage, null],
+      ['tool_calls', output, null, null],
+      [null, output, null, { type: 'server_error', code: 'upstream_error', message: 'The model server failed "mid-stream".', param: null }],
+    ];
+    for (const over of echoes) {
+      const framing = framingWith(over);
+      for (const model of ['svc-2.1', 'naïve/"model"']) {
+        for (const [finish, out, use, failed] of states) {
+          expect(framing.responseJson(model, finish, out, use, failed)).toBe(JSON.stringify(framing.response(model, finish, out, use, failed)));
+        }
+      }
+    }
+  });
+
+  it('carries the response in the stream events as the event serialiser would', () => {
+    const framer = framingWith({ metadata: { run: '7' } }).stream('svc-2.1');
+    const events = [chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hi "there"' }), chunk({ content: '.' }, 'length'), 'data: [DONE]\n\n'];
+    const out = `${framer.push(Buffer.from(events.join('')))}${framer.end({ prompt_tokens: 2, completion_tokens: 3 }) as string}${framer.fail({ type: 'server_error', code: 'upstream_error', message: 'gone', param: null })}`;
+    const withResponse = out
+      .trim()
+      .split('\n\n')
+      .map((block) => block.split('\n'))
+      .filter(([, data]) => data!.includes('"response":{'));
+    expect(withResponse.map(([event]) => event)).toEqual(['event: response.created', 'event: response.in_progress', 'event: response.incomplete', 'event: response.failed']);
+    for (const [event, data] of withResponse) {
+      const payload = JSON.parse(data!.slice('data: '.length)) as { type: string; sequence_number: number; response: Record<string, unknown> };
+      expect(payload.type).toBe(event!.slice('event: '.length));
+      // What `JSON.stringify({ type, sequence_number, response })` would have written.
+      expect(data).toBe(`data: ${JSON.stringify({ type: payload.type, sequence_number: payload.sequence_number, response: payload.response })}`);
+    }
   });
 });

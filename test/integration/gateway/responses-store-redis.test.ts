@@ -1,0 +1,72 @@
+/**
+ * The Responses store on a real Redis, through svc's own client (`openRedis`: key prefix, auto-pipelining):
+ * a response's keys go out as one command, each with the retention TTL, under the configured prefix; a read
+ * issued right after `save` (not awaited, as the framing does) finds the response.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { parseConfig } from '../../../server/config/config.ts';
+import { openRedis, type RedisLayer } from '../../../server/infra/redis.ts';
+import { ResponseStore } from '../../../server/modules/gateway/responses.store.ts';
+import { testRedisUrl } from '../../helpers/env.ts';
+
+const keyPrefix = `svc-test:${randomBytes(4).toString('hex')}:`;
+let layer: RedisLayer;
+let inspect: Redis;
+
+beforeAll(async () => {
+  layer = await openRedis(parseConfig({ redis: { url: testRedisUrl, keyPrefix } }), pino({ level: 'silent' }));
+  inspect = new Redis(testRedisUrl);
+});
+
+afterAll(async () => {
+  const keys = await inspect.keys(`${keyPrefix}*`);
+  if (keys.length > 0) await inspect.del(...keys);
+  inspect.disconnect();
+  await layer?.close();
+});
+
+const conversation = [
+  { role: 'user', content: 'My name is "Ann".\n' },
+  { role: 'assistant', content: 'Hello, Ann — 你好.' },
+];
+const item = { role: 'assistant', content: 'Hello, Ann — 你好.' };
+
+describe('ResponseStore on Redis', () => {
+  it('writes a response in one command, every key with the TTL, readable at once', async () => {
+    const store = new ResponseStore(layer.redis, 600);
+    const redis = layer.redis!;
+    const sent = vi.spyOn(redis, 'sendCommand');
+    const responseOf = (n: number) => JSON.stringify({ id: `resp_r${n}`, object: 'response', output: [{ type: 'message', id: `msg_r${n}` }] });
+    const response = responseOf(1);
+    const input = JSON.stringify([{ type: 'message', role: 'user', content: 'x' }]);
+    await store.save('payer-r', 'resp_r0', { conversation, items: [['msg_r0', item]], response: responseOf(0), input });
+    // Auto-pipelining hands the commands to the client after this turn: counted once the write is done.
+    expect(sent.mock.calls.map(([command]) => command.name)).toEqual([expect.stringMatching(/^eval(sha)?$/)]);
+    sent.mockRestore();
+    // Read without waiting for the write (as the framing does): the one connection keeps the order.
+    const saved = store.save('payer-r', 'resp_r1', { conversation, items: [['msg_r1', item]], response, input });
+    const [object, loaded] = await Promise.all([store.response('payer-r', 'resp_r1'), store.load('payer-r', 'resp_r1', ['msg_r1'])]);
+    await saved;
+    expect(object).toBe(response);
+    expect(loaded).toEqual({ previous: conversation, items: new Map([['msg_r1', item]]) });
+    expect(await store.inputItems('payer-r', 'resp_r1')).toEqual(JSON.parse(input));
+    expect(await store.delete('payer-r', 'resp_r0')).toBe(true);
+    const keys = (await inspect.keys(`${keyPrefix}responses:payer-r:*`)).sort();
+    expect(keys).toEqual(
+      [`${keyPrefix}responses:payer-r:item:msg_r1`, `${keyPrefix}responses:payer-r:resp_r1`, `${keyPrefix}responses:payer-r:resp_r1:input`, `${keyPrefix}responses:payer-r:resp_r1:object`].sort(),
+    );
+    for (const key of keys) expect(await inspect.ttl(key)).toBeGreaterThan(590);
+    expect(await store.delete('payer-r', 'resp_r1')).toBe(true);
+    expect(await inspect.keys(`${keyPrefix}responses:payer-r:*`)).toEqual([]);
+  });
+
+  it('writes a response without message items (only tool calls) the same way', async () => {
+    const store = new ResponseStore(layer.redis, 60);
+    await store.save('payer-r', 'resp_r2', { conversation: [], items: [], response: '{"id":"resp_r2","output":[]}', input: '[]' });
+    expect(await store.response('payer-r', 'resp_r2')).toBe('{"id":"resp_r2","output":[]}');
+    expect((await store.load('payer-r', 'resp_r2', [])).previous).toEqual([]);
+  });
+});
