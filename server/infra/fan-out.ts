@@ -11,6 +11,9 @@
  */
 import { Repeater, SlidingBuffer, type PubSub } from 'graphql-yoga';
 
+/** Wake-ups given in one turn of the event loop (`#drain`). */
+const SLICE = 256;
+
 export class FanOut<Message> {
   readonly #pubsub: PubSub<Record<string, [Message]>>;
   readonly #topic: string;
@@ -19,6 +22,9 @@ export class FanOut<Message> {
   /** Messages received so far: the generations. It never goes back, so a key once used is never reused for newer state. */
   #received = 0;
   #inbound: AsyncIterator<Message> | null = null;
+  /** Wake-ups not yet given, in arrival order; a watcher woken again before its turn is woken once. */
+  readonly #pending = new Set<() => void>();
+  #draining = false;
   #closed = false;
 
   /** `idsOf` names the ids a message is about (watchers of other ids are not woken). */
@@ -46,14 +52,37 @@ export class FanOut<Message> {
             const watched = this.#watchers.get(id);
             if (!watched) continue;
             watched.generation = generation;
-            for (const wake of watched.wakes) wake();
+            for (const wake of watched.wakes) this.#pending.add(wake);
           }
+          this.#drain();
           next();
         },
         () => undefined, // the iterator only throws when it is closed
       );
     };
     next();
+  }
+
+  /**
+   * Gives the pending wake-ups `SLICE` at a time, the next slice after the event loop's poll phase
+   * (`setImmediate`): answering 5,000 subscriptions of one account in one go held the loop for over a
+   * second, long enough for admission's database probe and Redis commands to time out. A wake-up pushes the
+   * watcher's generation at the time it is given, so one given late still carries the newest.
+   */
+  #drain(): void {
+    if (this.#draining) return;
+    this.#draining = true;
+    const slice = () => {
+      let given = 0;
+      for (const wake of this.#pending) {
+        if (given++ === SLICE) break;
+        this.#pending.delete(wake);
+        wake();
+      }
+      if (this.#pending.size > 0) setImmediate(slice);
+      else this.#draining = false;
+    };
+    slice();
   }
 
   /** Sends a message to every instance (the caller decides whether it may still, see `closed`). */
@@ -79,6 +108,7 @@ export class FanOut<Message> {
       wake();
       await stop;
       current.wakes.delete(wake);
+      this.#pending.delete(wake);
       if (current.wakes.size === 0) this.#watchers.delete(id);
     }, new SlidingBuffer(1));
   }

@@ -1,8 +1,11 @@
 /**
  * Live-usage fan-out: `sockets` graphql-ws sockets (real `ws` clients speaking graphql-transport-ws), half on
- * each of two svc instances, each with one `usageUpdated` subscription of the same member — the worst case:
- * every turn wakes every subscription. Then one chat turn a second, alternating instances, so half the
- * watchers learn of each turn through Redis from the other instance.
+ * each of two svc instances, each with one `usageUpdated` subscription. With `accounts` 1 (the default) all
+ * are the same member's — the worst case: every turn wakes every subscription. With more, the sockets are
+ * dealt round the members in turn (sockets / accounts each) and only the first member's turns run — the
+ * realistic case: a turn wakes its member's few subscriptions among many open ones. Then one chat turn a
+ * second, alternating instances, so half the watchers learn of each turn through Redis from the other
+ * instance. Delivery, missed and stale count the turning member's sockets.
  *
  * Delivery time of a turn at a socket: from the turn's request to the last update the socket received before
  * the next turn (admission and settlement may arrive as one update or two; the last carries the settled
@@ -14,16 +17,19 @@
  * turn: both instances' CPU time (from /proc, valid on a loaded machine) from the first turn to the end of
  * that wait, over the turns: what waking and answering every subscription costs.
  */
+import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { WebSocket } from 'ws';
 import { percentile, plainBody, type Metrics } from './scenarios.ts';
 import { sampleProc } from './procs.ts';
-import type { SvcGroup } from './svc.ts';
+import { signUpAndMintKey, type SvcGroup } from './svc.ts';
 
 export interface FanOutParams {
   sockets: number;
   turns: number;
+  /** Members the sockets are dealt round (1: all one member's); the turns are the first one's. */
+  accounts?: number;
 }
 
 const SUBSCRIPTION = 'subscription { usageUpdated { pools { used { amountMicros } } } }';
@@ -75,19 +81,35 @@ export async function fanOut(group: SvcGroup, params: FanOutParams, say: (text: 
   const [a, b] = group.instances;
   if (!a || !b) throw new Error('fan-out wants two svc instances');
   const rssBefore = await rssKb(group);
+  const accounts = Math.max(1, params.accounts ?? 1);
+  const authorizations = [group.headers.authorization!];
+  for (let i = 1; i < accounts; i++) authorizations.push(`Bearer ${await signUpAndMintKey(a.origin, group.databaseUrl, `bench-fanout-${i}-${randomBytes(4).toString('hex')}@example.com`)}`);
   const watchers: Watcher[] = [];
+  /** The turning member's watchers: the ones a turn wakes. */
+  const turning: Watcher[] = [];
   const refused = new Map<string, number>();
   const t0 = performance.now();
   try {
     for (let opened = 0; opened < params.sockets; opened += OPENING) {
-      const batch = Array.from({ length: Math.min(OPENING, params.sockets - opened) }, (_, i) => subscribe((opened + i) % 2 ? b.origin : a.origin, group.headers.authorization!));
+      const batch = Array.from({ length: Math.min(OPENING, params.sockets - opened) }, (_, i) => {
+        const n = opened + i;
+        // Alternate instances within each member's sockets too, so both instances hold the turning member's.
+        const account = n % accounts;
+        const instance = Math.floor(n / accounts) % 2 ? b : a;
+        return subscribe(instance.origin, authorizations[account]!).then((watcher) => {
+          if (account === 0) turning.push(watcher);
+          return watcher;
+        });
+      });
       for (const outcome of await Promise.allSettled(batch)) {
         if (outcome.status === 'fulfilled') watchers.push(outcome.value);
         else refused.set(outcome.reason.message, (refused.get(outcome.reason.message) ?? 0) + 1);
       }
     }
     const subscribed = watchers.length;
-    say(`fan-out: ${subscribed} subscriptions open in ${((performance.now() - t0) / 1000).toFixed(1)} s${refused.size ? `; refused: ${[...refused].map(([why, n]) => `${n}× ${why}`).join(', ')}` : ''}`);
+    say(
+      `fan-out: ${subscribed} subscriptions of ${accounts} member(s) open in ${((performance.now() - t0) / 1000).toFixed(1)} s${refused.size ? `; refused: ${[...refused].map(([why, n]) => `${n}× ${why}`).join(', ')}` : ''}`,
+    );
     // Let the first reports and the sockets' buffers settle before RSS is read.
     await new Promise((r) => setTimeout(r, 2000));
     const rssOpen = await rssKb(group);
@@ -114,13 +136,15 @@ export async function fanOut(group: SvcGroup, params: FanOutParams, say: (text: 
     const cpuAfter = await cpuMs(group);
     const { delaysMs, missed, stale } = deliveries(
       starts,
-      watchers.map((w) => w.updates),
+      turning.map((w) => w.updates),
       TURN_MS,
     );
     const us = delaysMs.map((ms) => ms * 1000);
     return {
       'fanout.sockets': params.sockets,
       'fanout.subscribed': subscribed,
+      'fanout.accounts': accounts,
+      'fanout.turningSockets': turning.length,
       'fanout.turns': params.turns,
       'fanout.deliveryP50Us': percentile(us, 50),
       'fanout.deliveryP95Us': percentile(us, 95),

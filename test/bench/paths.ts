@@ -1,6 +1,6 @@
 /**
  * The paths beside chat (issue 50 item 3), `npm run bench -- --only=paths [--quick] [--rounds=N]
- * [--paths=requests|fanout] [--fanout-sockets=10000] [--fanout-turns=N]`: what svc adds over a direct call
+ * [--paths=requests|fanout] [--fanout-sockets=10000] [--fanout-turns=N] [--fanout-accounts=N]`: what svc adds over a direct call
  * on each path, with chat measured in the same run as the yardstick. Two svc instances share one database
  * and Redis; the request paths are measured on the first, the live-usage fan-out (fanout.ts) on both.
  *
@@ -58,6 +58,8 @@ export type PathName = keyof typeof PATHS;
 
 /** Live subscriptions and sockets the fan-out opens from the one load-generator address. */
 const FANOUT_LIMITS = { maxWebSocketsPerIp: 100_000, maxSubscriptionsPerAccount: 100_000 };
+/** The members the fan-out spreads its sockets over sign in from that one address too (`--fanout-accounts`). */
+const FANOUT_SIGN_INS = { throttle: { signInPerMinutePerIp: 100_000 } };
 
 const STAFF_SEARCH = 'query Search($query: String!) { staffSearch(query: $query) { shape truncated hits { kind id matched account { email } } } }';
 
@@ -77,7 +79,7 @@ export async function runPaths(options: PathsOptions): Promise<boolean> {
   const group = await startSvcGroup(options.upstream, 2, (i) => options.logOf(`svc-paths-${i + 1}`), {
     ...options.svc,
     searchUrl: options.searchUrl,
-    config: { server: FANOUT_LIMITS },
+    config: { server: FANOUT_LIMITS, auth: FANOUT_SIGN_INS },
   });
   try {
     say(`bench: paths on svc ${group.instances.map((i) => `pid ${i.pid}`).join(', ')}`);
@@ -183,7 +185,7 @@ function printPaths(summary: Metrics): string {
   }
   if (summary['fanout.sockets'] !== undefined) {
     lines.push(
-      `live-usage fan-out: ${summary['fanout.sockets']} sockets (${summary['fanout.subscribed']} subscribed) over 2 instances, ${summary['fanout.turns']} turns;` +
+      `live-usage fan-out: ${summary['fanout.sockets']} sockets (${summary['fanout.subscribed']} subscribed) of ${summary['fanout.accounts'] ?? 1} member(s) over 2 instances, ${summary['fanout.turns']} turns of one member (${summary['fanout.turningSockets'] ?? summary['fanout.subscribed']} sockets);` +
         ` delivery p50 ${ms(summary['fanout.deliveryP50Us'])} ms, p95 ${ms(summary['fanout.deliveryP95Us'])} ms, p99 ${ms(summary['fanout.deliveryP99Us'])} ms;` +
         ` missed ${summary['fanout.missed']}, stale ${summary['fanout.stale']}, turns refused ${summary['fanout.turnsFailed']}; RSS ${(summary['fanout.rssKbPerSocket'] ?? NaN).toFixed(1)} KB per open socket` +
         ` (${(summary['fanout.rssMbBefore'] ?? NaN).toFixed(0)} → ${(summary['fanout.rssMbOpen'] ?? NaN).toFixed(0)} MB, both instances);` +

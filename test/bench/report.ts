@@ -126,7 +126,8 @@ export function pathTargets(summary: Metrics): Target[] {
   const p95 = summary['fanout.deliveryP95Us'];
   if (p95 !== undefined) {
     const sockets = summary['fanout.sockets'] ?? NaN;
-    list.push({ name: `live-usage delivery p95 (ms), ${sockets} sockets on 2 instances`, value: p95 / 1000, limit: '≤ 250', met: p95 / 1000 <= 250 });
+    const members = summary['fanout.accounts'] ?? 1;
+    list.push({ name: `live-usage delivery p95 (ms), ${sockets} sockets of ${members} member(s) on 2 instances`, value: p95 / 1000, limit: '≤ 250', met: p95 / 1000 <= 250 });
     const lost = (summary['fanout.missed'] ?? NaN) + (summary['fanout.stale'] ?? NaN) + (sockets - (summary['fanout.subscribed'] ?? NaN)) + (summary['fanout.turnsFailed'] ?? 0);
     list.push({ name: 'live-usage updates missed or stale, sockets refused, turns refused', value: lost, limit: '= 0', met: lost === 0 });
   }

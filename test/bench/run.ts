@@ -8,7 +8,7 @@
  *   `--instances=N` or `--instances=1,2,4` [`--duration=8s`] [`--instances-of=passthrough`]: N svc processes on one
  *     database and Redis (scale.ts), or N bare passthroughs as the control;
  *   `--soak=10m` [`--soak-rate=40`] [`--soak-sample=10s`]: a fixed rate with streams, svc sampled every 10 s (soak.ts);
- *   `--only=paths` [`--paths=requests|fanout`] [`--fanout-sockets=10000`] [`--fanout-turns=N`]: the paths beside
+ *   `--only=paths` [`--paths=requests|fanout`] [`--fanout-sockets=10000`] [`--fanout-turns=N`] [`--fanout-accounts=N`]: the paths beside
  *     chat — responses, search over REST and MCP, membership REST, a GraphQL staff query — against chat in the
  *     same run, and live-usage fan-out over two instances (paths.ts, fanout.ts).
  *
@@ -60,7 +60,7 @@ if (valueOf('only') !== undefined) {
   const pathParams = {
     ...base,
     rounds: number('rounds', base.rounds),
-    fanout: { sockets: number('fanout-sockets', base.fanout.sockets), turns: number('fanout-turns', base.fanout.turns) },
+    fanout: { sockets: number('fanout-sockets', base.fanout.sockets), turns: number('fanout-turns', base.fanout.turns), accounts: number('fanout-accounts', 1) },
   };
   const info = machine();
   say(`bench: paths (${which})${quick ? ', quick' : ''}, ${pathParams.rounds} rounds; ${info.nproc} cores (${info.cpu}), Node ${info.node}, load ${info.loadavg.join(' ')}`);

@@ -5,6 +5,7 @@
  * its instance dies is billed by the sweeper from its final checkpoint, at its exact cost.
  */
 import type { Redis } from 'ioredis';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Settlement } from '../../../server/metering/settlement.ts';
 import { Sweeper } from '../../../server/metering/sweeper.ts';
@@ -273,5 +274,34 @@ describe('pool accounting moves exactly once', () => {
     expect(row).toMatchObject({ status: 'ok', estimated: false });
     expect(await poolDay()).toBe(COST);
     expect(await services.redis.redis!.exists(`ckpt:${ref.requestId}`)).toBe(0);
+  });
+});
+
+describe('database health', () => {
+  it('an event loop blocked for 1.5 s while PostgreSQL answers does not close admission', async () => {
+    const { services } = h.app.app;
+    const warnings: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) });
+    // The probe pings every second with a 1 s deadline: the loop is blocked just after the first ping goes
+    // out until well past its deadline, as answering thousands of subscriptions at once once did.
+    let pings = 0;
+    const db = Object.create(services.db) as typeof services.db;
+    db.ping = (timeoutMs) => {
+      const ping = services.db.ping(timeoutMs);
+      if (++pings === 1) {
+        setImmediate(() => {
+          const until = performance.now() + 1500;
+          while (performance.now() < until);
+        });
+      }
+      return ping;
+    };
+    const settlement = new Settlement(services.config, db, services.pools, log);
+    settlement.start();
+    await vi.waitFor(() => expect(pings).toBeGreaterThanOrEqual(3), { timeout: 6000, interval: 50 });
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the third ping answers
+    await settlement.close();
+    expect(warnings.filter((line) => line.includes('database unreachable'))).toEqual([]);
+    expect(settlement.databaseHealthy).toBe(true);
   });
 });
