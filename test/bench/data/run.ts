@@ -9,6 +9,7 @@
  *   --database-url=  the server to use (default TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres)
  *   --reuse          measure the database a previous run loaded (same name), without loading again
  *   --no-explain     skip the plan pass (below)
+ *   --only=TEXT      measure only the operations whose name contains TEXT (a quicker look at a few)
  *   --pg-log=PATH    the PostgreSQL server log (default /var/log/postgresql/postgresql-<major>-main.log)
  *
  * Beside wall-clock p50/p95 it reports the CPU time each request cost svc and PostgreSQL (its backends for
@@ -107,7 +108,8 @@ let ops: Operation[];
 const backends = new pg.Client({ connectionString: loaded.databaseUrl });
 await backends.connect();
 try {
-  ops = await operations(svc.origin, loaded.databaseUrl, loaded.sizes);
+  const only = flags.get('only');
+  ops = (await operations(svc.origin, loaded.databaseUrl, loaded.sizes)).filter((op) => !only || op.name.includes(only));
   for (const op of ops) {
     let rows = 0;
     for (let i = 0; i < 5; i++) rows = await op.run();
