@@ -43,10 +43,10 @@ async function order(currency: string, amountMinor: number): Promise<string> {
 }
 
 async function rollup(): Promise<string[]> {
-  const { rows } = await setup.database.query<{ line: string }>(
+  const { rows } = await setup.database.query(
     `select to_char(day, 'YYYY-MM-DD') || ' ' || currency || ' ' || kind || ' ' || orders || ' ' || amount_minor as line from billing_revenue_day order by day, currency, kind`,
   );
-  return rows.map((row) => row.line);
+  return rows.map((row: { line: string }) => row.line);
 }
 
 describe('the daily revenue rollup (Asia/Shanghai days)', () => {
