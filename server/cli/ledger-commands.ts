@@ -1,7 +1,8 @@
 /**
  * `svc ledger archive --before YYYY-MM [--dir PATH]`, `svc ledger restore <file>` and `svc ledger check
  * [--from YYYY-MM-DD] [--to YYYY-MM-DD]`: the ledger's old months off the database and back, and the
- * rollups checked against the ledger (metering/ledger-archive.ts). They work on the configured database
+ * rollups checked against the ledger, and the daily revenue rollup against the orders
+ * (metering/ledger-archive.ts). They work on the configured database
  * directly (DATABASE_URL, or embedded PGlite under database.dataDir — stop a server using the same PGlite
  * directory first: PGlite allows one process at a time).
  */
@@ -57,6 +58,10 @@ export async function ledgerCommand(env: Env, sub: string | undefined, args: str
 }
 
 function describe(d: LedgerDifference): string {
+  if (d.rollup === 'revenue_day') {
+    const orders = (f: LedgerDifference['ledger']) => (f ? `${f.requests} orders, ${f.costMicros} minor` : '—');
+    return `${d.rollup} ${d.bucket} ${d.model} ${d.currency}: orders ${orders(d.ledger)} | rollup ${orders(d.rolledUp)}`;
+  }
   const side = (f: LedgerDifference['ledger']) => (f ? `${f.requests} req, ${f.inputTokens} in, ${f.outputTokens} out, ${f.costMicros} µ` : '—');
   return `${d.rollup} ${d.bucket}${d.payerId ? ` payer ${d.payerId}` : ''} ${d.model} ${d.status} ${d.currency}: ledger ${side(d.ledger)} | rollup ${side(d.rolledUp)}`;
 }

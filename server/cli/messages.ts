@@ -62,7 +62,7 @@ export interface CliMessages {
   ledgerNothingToArchive(before: string): string;
   ledgerArchived(month: string, rows: number, file: string): string;
   ledgerRestored(month: string, rows: number): string;
-  ledgerChecked(compared: { hour: number; day: number; model_day: number }, differences: number, timezone: string, archived: string[]): string;
+  ledgerChecked(compared: { hour: number; day: number; model_day: number; revenue_day: number }, differences: number, timezone: string, archived: string[]): string;
   keysUsage: string;
   keysFailed(reason: string): string;
   noKeys: string;
@@ -180,7 +180,7 @@ whoami, models, keys and logout use the server you signed in to.`,
   ledgerArchived: (month, rows, file) => `archived ${month}: ${rows} rows to ${file}`,
   ledgerRestored: (month, rows) => `restored ${month}: ${rows} rows`,
   ledgerChecked: (compared, differences, timezone, archived) =>
-    `${differences} differences (compared ${compared.hour} hour, ${compared.day} day and ${compared.model_day} model-day groups; days in ${timezone}; archived months skipped: ${archived.length > 0 ? archived.join(', ') : 'none'})`,
+    `${differences} differences (compared ${compared.hour} hour, ${compared.day} day, ${compared.model_day} model-day and ${compared.revenue_day} revenue-day groups; days in ${timezone}; archived months skipped: ${archived.length > 0 ? archived.join(', ') : 'none'})`,
   keysUsage:
     'usage: svc keys list | create --name N [--budget-day D] [--budget-month M] [--rpm R] [--models a,b] [--expires YYYY-MM-DD] | update <id> [same flags; none lifts one] | revoke <id>',
   keysFailed: (reason) => `keys: ${reason}`,
@@ -299,7 +299,7 @@ whoami、models、keys 和 logout 使用您登录时的服务器。`,
   ledgerArchived: (month, rows, file) => `已归档 ${month}：${rows} 行，写入 ${file}`,
   ledgerRestored: (month, rows) => `已恢复 ${month}：${rows} 行`,
   ledgerChecked: (compared, differences, timezone, archived) =>
-    `${differences} 处差异（比较了 ${compared.hour} 个小时分组、${compared.day} 个日分组和 ${compared.model_day} 个模型日分组；日期按 ${timezone}；跳过的已归档月份：${archived.length > 0 ? archived.join('、') : '无'}）`,
+    `${differences} 处差异（比较了 ${compared.hour} 个小时分组、${compared.day} 个日分组、${compared.model_day} 个模型日分组和 ${compared.revenue_day} 个收入日分组；日期按 ${timezone}；跳过的已归档月份：${archived.length > 0 ? archived.join('、') : '无'}）`,
   keysUsage: '用法：svc keys list | create --name N [--budget-day D] [--budget-month M] [--rpm R] [--models a,b] [--expires YYYY-MM-DD] | update <id> [同样的参数；none 表示取消] | revoke <id>',
   keysFailed: (reason) => `keys：${reason}`,
   alertsUsage:

@@ -165,10 +165,12 @@ function monthOf(line: string): string {
 }
 
 export interface LedgerDifference {
-  rollup: 'hour' | 'day' | 'model_day';
+  /** `revenue_day`: the orders' daily revenue rollup against the orders (the dashboard's revenue). */
+  rollup: 'hour' | 'day' | 'model_day' | 'revenue_day';
   /** The bucket: the UTC hour (ISO) or the local date. */
   bucket: string;
   payerId: string | null;
+  /** The model; for `revenue_day` the kind (paid or refunded), whose figures are orders (`requests`) and minor units (`costMicros`). */
   model: string;
   status: string;
   currency: string;
@@ -205,7 +207,7 @@ const FIGURES = `count(*) as requests, sum(input_tokens) as input_tokens, sum(ou
  * One rollup against the ledger: both sides grouped on the rollup's key, joined in full, the rows that
  * differ. `from` and `to` (inclusive local dates; UTC dates for hours) bound it, or null for everything.
  */
-function compareSql(rollup: LedgerDifference['rollup']): string {
+function compareSql(rollup: Exclude<LedgerDifference['rollup'], 'revenue_day'>): string {
   const hour = rollup === 'hour';
   const bucketOfRow = hour ? `date_trunc('hour', created_at, 'UTC')` : `(created_at at time zone z.timezone)::date`;
   const key = rollup === 'model_day' ? ['model', 'status', 'currency'] : ['payer_id', 'model', 'status', 'currency'];
@@ -234,6 +236,29 @@ function compareSql(rollup: LedgerDifference['rollup']): string {
   return sql;
 }
 
+/**
+ * The daily revenue rollup (\`billing_revenue_day\`, Migration20261210060000_revenue_rollup) against the
+ * orders, in the CompareRow shape: kind as model, orders as requests, minor units as cost. Orders are never
+ * archived, so every day counts. Bounds as above (local dates, inclusive, or null).
+ */
+const REVENUE_COMPARE_SQL = `with z as (select timezone from usage_rollup_zone),
+    o as (select day, currency, kind, count(*) as orders, sum(amount_minor) as amount from (
+            select (paid_at at time zone z.timezone)::date as day, currency, 'paid' as kind, amount_minor from billing_order, z where paid_at is not null
+            union all
+            select (refunded_at at time zone z.timezone)::date, currency, 'refunded', amount_minor from billing_order, z where refunded_at is not null
+          ) as events
+           where day >= coalesce(?::date, '-infinity') and day <= coalesce(?::date, 'infinity')
+           group by 1, 2, 3),
+    r as (select day, currency, kind, orders, amount_minor as amount from billing_revenue_day
+           where day >= coalesce(?::date, '-infinity') and day <= coalesce(?::date, 'infinity'))
+    select to_char(b.day, 'YYYY-MM-DD') as bucket, null as payer_id, b.kind as model, '' as status, b.currency,
+           o.orders as l_requests, 0 as l_input, 0 as l_output, o.amount as l_cost,
+           r.orders as r_requests, 0 as r_input, 0 as r_output, r.amount as r_cost
+      from (select day, currency, kind from o union select day, currency, kind from r) as b
+      left join o on o.day = b.day and o.currency = b.currency and o.kind = b.kind
+      left join r on r.day = b.day and r.currency = b.currency and r.kind = b.kind
+     order by 1, 3, 5`;
+
 interface CompareRow {
   bucket: string;
   payer_id: string | null;
@@ -258,10 +283,10 @@ export async function checkLedger(db: Database, range: { from: string | null; to
   const em: Em = db.orm.em.fork();
   const [zone] = await em.execute<{ timezone: string }[]>('select timezone from usage_rollup_zone', [], 'all');
   const archived = await em.execute<{ month: string }[]>(`select to_char(month, 'YYYY-MM') as month from usage_ledger_archive order by month`, [], 'all');
-  const compared = { hour: 0, day: 0, model_day: 0 };
+  const compared = { hour: 0, day: 0, model_day: 0, revenue_day: 0 };
   const differences: LedgerDifference[] = [];
-  for (const rollup of ['hour', 'day', 'model_day'] as const) {
-    const rows = await em.execute<CompareRow[]>(compareSql(rollup), [range.from, range.to, range.from, range.to], 'all');
+  for (const rollup of ['hour', 'day', 'model_day', 'revenue_day'] as const) {
+    const rows = await em.execute<CompareRow[]>(rollup === 'revenue_day' ? REVENUE_COMPARE_SQL : compareSql(rollup), [range.from, range.to, range.from, range.to], 'all');
     compared[rollup] = rows.length;
     for (const row of rows) {
       const ledger = figures(row.l_requests, row.l_input, row.l_output, row.l_cost);

@@ -2,8 +2,8 @@
  * The staff dashboard's numbers (`stats(range)`, DESIGN §8.2): requests, tokens in and out, spend, errors
  * and refunds per day and per model, read from the ledger's rollup of the whole service by day, model and
  * status (`usage_rollup_model_day`, kept by the ledger's insert: Migration20261209010000_ledger_partitions),
- * never from the ledger rows; revenue per day from paid and refunded orders; and the enterprise review
- * queue's length.
+ * never from the ledger rows; revenue per day from the orders' daily rollup (`billing_revenue_day`), never
+ * from the orders; and the enterprise review queue's length.
  *
  * Days are calendar days in the configured `timezone`, cut exactly where the pools cut them (the day starts
  * come from `PoolWindows`; the rollups cut days in the same zone), the last N of them with today included
@@ -119,20 +119,14 @@ export const LEDGER_STATS_SQL = `select to_char(day, 'YYYY-MM-DD') as day, model
  where day >= ?::date and day <= ?::date
  group by 1, 2, 3`;
 
-/** Paid and refunded orders in [from, to), by currency, kind and day of the range (as above). */
-const REVENUE_STATS_SQL = `select currency, kind, day, sum(amount_minor) as amount_minor, count(*) as orders from (
-    select currency, 'paid' as kind, width_bucket(paid_at, ?::timestamptz[]) as day, amount_minor
-      from billing_order where paid_at >= ? and paid_at < ?
-    union all
-    select currency, 'refunded' as kind, width_bucket(refunded_at, ?::timestamptz[]) as day, amount_minor
-      from billing_order where refunded_at >= ? and refunded_at < ?
-  ) as events
- group by 1, 2, 3`;
-
-/** The day starts as a PostgreSQL array literal (ISO instants: nothing to escape). */
-export function dayStartsLiteral(starts: readonly Date[]): string {
-  return `{${starts.map((start) => start.toISOString()).join(',')}}`;
-}
+/**
+ * Paid and refunded orders by currency, kind and local day, from the daily revenue rollup
+ * (`billing_revenue_day`, kept by the orders' trigger: Migration20261210060000_revenue_rollup), never from
+ * the orders. Parameters: the first and the last local date. Exported so the plan test can EXPLAIN it.
+ */
+export const REVENUE_STATS_SQL = `select currency, kind, to_char(day, 'YYYY-MM-DD') as day, amount_minor, orders
+  from billing_revenue_day
+ where day >= ?::date and day <= ?::date`;
 
 const hourMs = 3_600_000;
 const dayMs = 24 * hourMs;
@@ -151,7 +145,8 @@ interface LedgerGroup {
 interface RevenueGroup {
   currency: string;
   kind: 'paid' | 'refunded';
-  day: number;
+  /** The local date, YYYY-MM-DD. */
+  day: string;
   amount_minor: string | number;
   orders: string | number;
 }
@@ -177,11 +172,10 @@ export class StatsService {
     const calendar = this.#days(days, now);
     const from = calendar[0]!.startsAt;
     const to = this.#windows.at(now).day.resetsAt;
-    const starts = dayStartsLiteral(calendar.map((day) => day.startsAt));
     const connection = this.#db.orm.em.getConnection();
     const [ledger, orders] = await Promise.all([
       connection.execute<LedgerGroup[]>(LEDGER_STATS_SQL, [this.#currency, calendar[0]!.date, calendar.at(-1)!.date], 'all'),
-      connection.execute<RevenueGroup[]>(REVENUE_STATS_SQL, [starts, from, to, starts, from, to], 'all'),
+      connection.execute<RevenueGroup[]>(REVENUE_STATS_SQL, [calendar[0]!.date, calendar.at(-1)!.date], 'all'),
     ]);
 
     const byDay = calendar.map((day) => ({ ...day, ...this.#zero(), revenue: new Map<string, StatsRevenue>() }));
@@ -209,7 +203,8 @@ export class StatsService {
 
     const revenue = new Map<string, StatsRevenue>();
     for (const group of orders) {
-      addRevenue(byDay[Number(group.day) - 1]!.revenue, group);
+      const day = dayIndex.get(group.day);
+      if (day !== undefined) addRevenue(byDay[day]!.revenue, group);
       addRevenue(revenue, group);
     }
 

@@ -132,12 +132,14 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
 /**
  * SQL that derives data from the loaded rows, run after indexes are built and tables analysed: the load
  * ran as `session_replication_role = replica`, so the ledger's statement trigger did not keep its turn ids
- * and rollups (Migration20261209010000_ledger_partitions); they are filled from the rows in one pass.
+ * and rollups (Migration20261209010000_ledger_partitions), nor the orders' row trigger the daily revenue
+ * (Migration20261210060000_revenue_rollup); they are filled from the rows in one pass.
  */
 export async function afterLoad(db: pg.Client, sizes: Sizes): Promise<void> {
   void sizes;
   await db.query('select usage_ledger_rebuild_rollups()');
-  await db.query('vacuum (analyze) usage_ledger_request, usage_rollup_hour, usage_rollup_day, usage_rollup_model_day');
+  await db.query('select billing_revenue_rebuild()');
+  await db.query('vacuum (analyze) usage_ledger_request, usage_rollup_hour, usage_rollup_day, usage_rollup_model_day, billing_revenue_day');
 }
 
 /**

@@ -8,7 +8,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../../server/authz/principal.ts';
-import { LEDGER_STATS_SQL } from '../../../server/modules/staff/stats.service.ts';
+import { LEDGER_STATS_SQL, REVENUE_STATS_SQL } from '../../../server/modules/staff/stats.service.ts';
 import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
 import { seed } from '../../helpers/seed.ts';
 
@@ -78,13 +78,14 @@ function label(node: PlanNode): string {
   return node.Strategy ? `${node['Node Type']} (${node.Strategy})` : node['Node Type'];
 }
 
-async function explain(days: number): Promise<{ plan: PlanNode; executionMs: number }> {
+async function explain(days: number, text = LEDGER_STATS_SQL): Promise<{ plan: PlanNode; executionMs: number }> {
   let n = 0;
-  const sql = LEDGER_STATS_SQL.replace(/\?/g, () => `$${++n}`);
+  const sql = text.replace(/\?/g, () => `$${++n}`);
   // UTC days, as the service cuts them with the default time zone: today and the days before it.
   const today = new Date(new Date().setUTCHours(0, 0, 0, 0));
   const first = new Date(today.getTime() - (days - 1) * 86_400_000);
-  const { rows } = await client.query(`explain (analyze, buffers, format json) ${sql}`, ['USD', first.toISOString().slice(0, 10), today.toISOString().slice(0, 10)]);
+  const dates = [first.toISOString().slice(0, 10), today.toISOString().slice(0, 10)];
+  const { rows } = await client.query(`explain (analyze, buffers, format json) ${sql}`, text === LEDGER_STATS_SQL ? ['USD', ...dates] : dates);
   const [result] = rows[0]['QUERY PLAN'] as [{ Plan: PlanNode; 'Execution Time': number }];
   return { plan: result.Plan, executionMs: result['Execution Time'] };
 }
@@ -101,6 +102,29 @@ describe(`stats on ${rowCount.toLocaleString('en')} ledger rows`, () => {
         expect(scan['Relation Name'] ?? scan['Index Name'], `${days} days`).toMatch(/^usage_rollup_model_day(_pkey)?$/);
         // Eleven models, four statuses: the rows of the range, not of the ledger.
         expect(scan['Actual Rows'], `${days} days`).toBeLessThanOrEqual(days * 11 * 4);
+      }
+    }
+  });
+
+  it('the revenue side reads the daily revenue rollup alone, never the orders', async () => {
+    // A year of orders, two a minute-ish, some refunded: what the rollup stands for.
+    await client.query(
+      `insert into billing_order (id, created_at, updated_at, account_id, package_id, provider, amount_minor, list_minor, currency, state, expires_at, paid_at, refunded_at)
+       select 'ord_plan' || g, at, at, a.id, 'pro', 'sandbox', 6500, 6500, case when g % 3 = 0 then 'USD' else 'CNY' end,
+              case when g % 40 = 0 then 'refunded' else 'paid' end, at, at, case when g % 40 = 0 then at + interval '1 day' end
+         from generate_series(1, 20000) as g, lateral (select now() - (g::double precision / 20000) * interval '365 days' as at) as t,
+              lateral (select id from account limit 1) as a`,
+    );
+    await client.query('analyze billing_revenue_day');
+    for (const days of [7, 30, 90]) {
+      const { plan, executionMs } = await explain(days, REVENUE_STATS_SQL);
+      const scans = nodes(plan).filter((node) => /Scan/.test(node['Node Type']));
+      console.log(`stats plan: revenue ${days} days → ${scans.map((s) => `${s['Node Type']} on ${s['Relation Name'] ?? s['Index Name']}, ${s['Actual Rows']} rows`).join('; ')}; ${executionMs.toFixed(1)} ms`);
+      expect(scans.length, `${days} days`).toBeGreaterThan(0);
+      for (const scan of scans) {
+        expect(scan['Relation Name'] ?? scan['Index Name'], `${days} days`).toMatch(/^billing_revenue_day(_pkey)?$/);
+        // Two currencies, paid and refunded: a few rows a day, not the orders.
+        expect(scan['Actual Rows'], `${days} days`).toBeLessThanOrEqual((days + 1) * 2 * 2);
       }
     }
   });
