@@ -35,6 +35,7 @@ import { Migration20261209040000_credits } from './Migration20261209040000_credi
 import { Migration20261210030000_key_rollup } from './Migration20261210030000_key_rollup.ts';
 import { Migration20261210040000_credit_holds } from './Migration20261210040000_credit_holds.ts';
 import { Migration20261210051000_covering_page_indexes } from './Migration20261210051000_covering_page_indexes.ts';
+import { Migration20261211010000_key_cap_holds } from './Migration20261211010000_key_cap_holds.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000000_account', class: Migration20261121000000_account },
@@ -68,4 +69,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261210030000_key_rollup', class: Migration20261210030000_key_rollup },
   { name: 'Migration20261210040000_credit_holds', class: Migration20261210040000_credit_holds },
   { name: 'Migration20261210051000_covering_page_indexes', class: Migration20261210051000_covering_page_indexes },
+  { name: 'Migration20261211010000_key_cap_holds', class: Migration20261211010000_key_cap_holds },
 ];
