@@ -43,8 +43,10 @@ export interface CreditPayment {
 /**
  * `credit` with a capped key's hold on its caps (`PoolStore.holdKeyCap`, taken at admission) moved to the
  * turn's cost when the turn settles or the sweeper ends its credit hold, exactly as a pool-paid turn's
- * reservation moves the key's counters. The cap first: a crash between the two leaves the credit hold,
- * whose sweep then finds the cap already moved. Nothing for a turn without a hold (an uncapped key).
+ * reservation moves the key's counters. A turn's own settlement moves both at once (its credit is given
+ * back no later than before caps held credit-paid turns); should its instance die in between, a cap left
+ * held only over-counts the key until its window turns, never lets it overspend. Nothing moves for a turn
+ * without a hold (an uncapped key).
  */
 export function keyCappedCredit(credit: CreditPayment, store: PoolStore): CreditPayment {
   const { holdKeyCap, releaseKeyCap } = store;
@@ -53,8 +55,7 @@ export function keyCappedCredit(credit: CreditPayment, store: PoolStore): Credit
     paysFromCredit: (payerId) => credit.paysFromCredit(payerId),
     reserveTurn: (payerId, requestId, micros, modelClass) => credit.reserveTurn(payerId, requestId, micros, modelClass),
     async settleTurn(payerId, requestId, reservedMicros, costMicros) {
-      await store.releaseKeyCap!(requestId, payerId, Math.min(costMicros, reservedMicros));
-      await credit.settleTurn(payerId, requestId, reservedMicros, costMicros);
+      await Promise.all([store.releaseKeyCap!(requestId, payerId, Math.min(costMicros, reservedMicros)), credit.settleTurn(payerId, requestId, reservedMicros, costMicros)]);
     },
     checkpoint: (items) => credit.checkpoint(items),
     expired: (now, limit) => credit.expired(now, limit),
