@@ -93,7 +93,7 @@ function keyRateLimited(perMinute: number, decision: RateDecision): AppError {
 }
 
 /**
- * 429 for a key's own day or month spend cap (issue 51): whichever source would pay (pools or credit), and
+ * 402 for a key's own day or month spend cap (issue 51): whichever source would pay (pools or credit), and
  * what a quote of the same body says (modules/quote). Names the key's cap, not the plan's.
  */
 export function keyBudgetError(currency: string, windows: CurrentWindows, refusal: KeyBudgetRefusal, keyId: string, reservedMicros: Micros, productModel: string): AppError {
@@ -241,7 +241,7 @@ export class Admission {
    * with spend caps holds the credit-paid worst case on its caps first, in the store's atomic step as a
    * pool-paid turn does (`PoolStore.holdKeyCap`), so it never spends past them whichever source pays; the
    * hold is given back when the credit does not pay, and moved to the turn's cost when it settles
-   * (`keyCappedCredit`). Over its cap: the key's 429, when the payer would otherwise have paid from credit.
+   * (`keyCappedCredit`). Over its cap: the key's 402, when the payer would otherwise have paid from credit.
    */
   async #payFromCredit(turn: Turn, request: AdmissionRequest): Promise<boolean> {
     const credit = this.#deps.credit;

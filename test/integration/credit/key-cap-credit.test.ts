@@ -2,9 +2,10 @@
  * A key's spend caps hold whichever source pays (issue 51): on real PostgreSQL and Redis, a capped key of a
  * payer whose pool is exhausted and who pays from prepaid credit admits exactly the requests whose
  * worst cases fit under the cap, however many arrive at once on two instances, and is refused past it with
- * the key's own 429 (key_budget_exceeded), as a pool-paid key is; its turns' settlement gives the unused
+ * the key's own 402 key_budget_exceeded, as a pool-paid key is; its turns' settlement gives the unused
  * part of the cap back. In embedded mode (caps counted in SQL) too. A quote for the key reads what it has
- * spent or holds: it says the body would be refused, with the very error the request then gets.
+ * spent or holds: it says the body would be refused, with the very error the request then gets. A credit-paid
+ * turn whose instance died gives its cap hold back when the sweeper ends its credit hold.
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { defaultPlans } from '../../../server/config/catalogue.ts';
 import { formatMicros } from '../../../server/config/money.ts';
 import { embeddedMode, settled, startApp, type TestApp } from '../../helpers/app.ts';
 import { seed } from '../../helpers/seed.ts';
+import { StuckStream } from '../../helpers/stuck-stream.ts';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/scripted-upstream.ts';
 import { ledgerRows, relaxedLimits, startHarness, type Harness } from '../gateway/harness.ts';
 
@@ -103,6 +105,45 @@ describe('a capped key paid from credit (Redis, two instances)', () => {
     const keyId = (rows[0] as unknown as { credential_id: string }).credential_id;
     await expect(h.app.app.services.pools.readKeyCap!(keyId, memberId, windows)).resolves.toMatchObject({ day: billed });
   }, 60_000);
+});
+
+describe('a capped key paid from credit whose instance died (Redis)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ config: { plans } });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("the sweeper that ends the credit hold gives the key's cap back too; the late owner moves nothing", async () => {
+    const { memberId, token } = await creditPayer(h.app, { budgetDay: '0.01' });
+    const services = h.app.app.services;
+    const principal = await services.identity.authenticateBearer(`Bearer ${token}`);
+    const model = services.registry.get('svc-2.1-fast')!;
+    // Its pool-paid worst case (70 % off) is past the 0.0001 USD fast day pool too: credit pays it.
+    const worstCase = { inputTokens: 100, outputTokens: 10_000 };
+    const reserve = Math.ceil((100 * 140_000 + 10_000 * 280_000) / 1_000_000);
+    const stuck = new StuckStream();
+    const origin = { ip: '203.0.113.9', traceId: `mbr_capdied${Date.now()}`, clientRequestId: null };
+    const late = services.pipeline.run(principal, { executor: stuck, product: 'chat', model, stream: false, worstCase, call: { produced: { inputTokens: 10, outputTokens: 10 } } }, origin);
+    const windows = services.windows.current();
+    const keyId = principal.credential.id;
+    const deadline = Date.now() + 3000;
+    while ((await services.pools.readKeyCap!(keyId, memberId, windows)).day === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await services.pools.readKeyCap!(keyId, memberId, windows)).day).toBe(reserve);
+
+    const past = Date.now() + h.app.config.gateway.reservationTtlSeconds * 1000 + 60_000;
+    await services.sweeper.sweep(past);
+    // Nothing delivered: billed 0, the whole hold back on the cap.
+    expect((await services.pools.readKeyCap!(keyId, memberId, windows)).day).toBe(0);
+
+    stuck.finish();
+    await late.catch(() => undefined);
+    await settled(h.app);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await services.pools.readKeyCap!(keyId, memberId, windows)).day).toBe(0);
+  }, 30_000);
 });
 
 describe('a quote for a capped key', () => {
