@@ -36,6 +36,7 @@ import { Migration20261210030000_key_rollup } from './Migration20261210030000_ke
 import { Migration20261210040000_credit_holds } from './Migration20261210040000_credit_holds.ts';
 import { Migration20261210051000_covering_page_indexes } from './Migration20261210051000_covering_page_indexes.ts';
 import { Migration20261210060000_revenue_rollup } from './Migration20261210060000_revenue_rollup.ts';
+import { Migration20261211010000_key_cap_holds } from './Migration20261211010000_key_cap_holds.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000000_account', class: Migration20261121000000_account },
@@ -70,4 +71,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261210040000_credit_holds', class: Migration20261210040000_credit_holds },
   { name: 'Migration20261210051000_covering_page_indexes', class: Migration20261210051000_covering_page_indexes },
   { name: 'Migration20261210060000_revenue_rollup', class: Migration20261210060000_revenue_rollup },
+  { name: 'Migration20261211010000_key_cap_holds', class: Migration20261211010000_key_cap_holds },
 ];

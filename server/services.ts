@@ -16,6 +16,7 @@ import type { RedisLayer } from './infra/redis.ts';
 import { closeWithin } from './infra/shutdown.ts';
 import { MeteringPipeline } from './metering/pipeline.ts';
 import { notifyingStore } from './metering/pool.notifying-store.ts';
+import { keyCappedCredit } from './metering/admission.ts';
 import { RedisPoolStore } from './metering/pool.redis-store.ts';
 import { SqlPoolStore } from './metering/pool.sql-store.ts';
 import type { PoolStore } from './metering/pool.store.ts';
@@ -314,9 +315,11 @@ function meteringServices(base: Base, { identity, entitlements }: Pick<Services,
   // as it does pool reservations.
   const creditEvents = new CreditEvents(createPubSubFor(redis, warn('credit event fan-out failed')), redis.keyPrefix);
   const creditLedger = new CreditLedger(config, db, creditEvents);
-  const settlement = new Settlement(config, db, pools, logger, creditLedger);
+  // A capped key's credit-paid turns hold its caps too: settling or sweeping one moves them to its cost.
+  const credit = keyCappedCredit(creditLedger, pools);
+  const settlement = new Settlement(config, db, pools, logger, credit);
   const registry = new ModelRegistry(config, { connectionsPerUpstream: config.gateway.connectionsPerUpstream });
-  const sweeper = new Sweeper(config, db, pools, windows, logger, creditLedger);
+  const sweeper = new Sweeper(config, db, pools, windows, logger, credit);
   const pipeline = new MeteringPipeline({
     config,
     authenticate: (authorization, client) => identity.authenticateBearer(authorization, client),
@@ -325,7 +328,7 @@ function meteringServices(base: Base, { identity, entitlements }: Pick<Services,
     store: pools,
     windows,
     settlement,
-    credit: creditLedger,
+    credit,
     log: logger,
   });
   return { windows, events, pools, settlement, sweeper, registry, pipeline, creditEvents, creditLedger };

@@ -14,10 +14,10 @@ import type { RateDecision, RateRule } from '../rate-limit/gcra.ts';
 import { rateLimitedError, rateLimitHeaders } from '../rate-limit/rate-limit.service.ts';
 import type { TurnPlan } from './executor.ts';
 import type { LedgerEntry } from './ledger.ts';
-import type { AdmissionRequest, ExpiredReservation, PoolStore } from './pool.store.ts';
+import type { AdmissionRequest, ExpiredReservation, KeyBudgetRefusal, PoolStore } from './pool.store.ts';
 import type { Settlement } from './settlement.ts';
 import type { Turn } from './turn.ts';
-import type { PoolWindows } from './windows.ts';
+import type { CurrentWindows, PoolWindows } from './windows.ts';
 import { meteredCost, modelRates } from './pricing.ts';
 
 /**
@@ -26,6 +26,8 @@ import { meteredCost, modelRates } from './pricing.ts';
  * back then — by its own settlement, or by the sweeper when its instance died (as a pool reservation is).
  */
 export interface CreditPayment {
+  /** Whether the payer opted in to pay from credit (a capped key's refusal then names the key's cap). */
+  paysFromCredit(payerId: string): Promise<boolean>;
   /** Spends `micros` of the payer's credit for the turn and holds it; false when it did not opt in or has too little. */
   reserveTurn(payerId: string, requestId: string, micros: Micros, modelClass: ModelClass): Promise<boolean>;
   /** Gives back `reserved − cost` and ends the hold (once per turn: nothing when the sweeper ended it first). */
@@ -36,6 +38,32 @@ export interface CreditPayment {
   expired(now: number, limit: number): Promise<ExpiredReservation[]>;
   /** Ends an expired hold, giving back `reserved − cost`; false when its turn or another sweeper got there first. */
   settleExpired(requestId: string, payerId: string, costMicros: Micros): Promise<boolean>;
+}
+
+/**
+ * `credit` with a capped key's hold on its caps (`PoolStore.holdKeyCap`, taken at admission) moved to the
+ * turn's cost when the turn settles or the sweeper ends its credit hold, exactly as a pool-paid turn's
+ * reservation moves the key's counters. A turn's own settlement moves both at once (its credit is given
+ * back no later than before caps held credit-paid turns); should its instance die in between, a cap left
+ * held only over-counts the key until its window turns, never lets it overspend. Nothing moves for a turn
+ * without a hold (an uncapped key).
+ */
+export function keyCappedCredit(credit: CreditPayment, store: PoolStore): CreditPayment {
+  const { holdKeyCap, releaseKeyCap } = store;
+  if (!holdKeyCap || !releaseKeyCap) return credit;
+  return {
+    paysFromCredit: (payerId) => credit.paysFromCredit(payerId),
+    reserveTurn: (payerId, requestId, micros, modelClass) => credit.reserveTurn(payerId, requestId, micros, modelClass),
+    async settleTurn(payerId, requestId, reservedMicros, costMicros) {
+      await Promise.all([store.releaseKeyCap!(requestId, payerId, Math.min(costMicros, reservedMicros)), credit.settleTurn(payerId, requestId, reservedMicros, costMicros)]);
+    },
+    checkpoint: (items) => credit.checkpoint(items),
+    expired: (now, limit) => credit.expired(now, limit),
+    async settleExpired(requestId, payerId, costMicros) {
+      await store.releaseKeyCap!(requestId, payerId, costMicros);
+      return credit.settleExpired(requestId, payerId, costMicros);
+    },
+  };
 }
 
 const windowAdjective = {
@@ -62,6 +90,49 @@ function keyRateLimited(perMinute: number, decision: RateDecision): AppError {
       details: { keyLimit: 'requests_per_minute', retryAfterSeconds: seconds },
     },
   );
+}
+
+/**
+ * 402 for a key's own day or month spend cap (issue 51): whichever source would pay (pools or credit), and
+ * what a quote of the same body says (modules/quote). Names the key's cap, not the plan's.
+ */
+export function keyBudgetError(currency: string, windows: CurrentWindows, refusal: KeyBudgetRefusal, keyId: string, reservedMicros: Micros, productModel: string): AppError {
+  const amount = (micros: number) => money(micros, currency);
+  const window = windows[refusal.window];
+  const values = {
+    window: keyWindowAdjective[refusal.window],
+    limit: amount(refusal.limitMicros).amount,
+    used: amount(refusal.usedMicros).amount,
+    cost: amount(reservedMicros).amount,
+    currency,
+    resetsAt: window.resetsAt.toISOString(),
+  };
+  const message =
+    refusal.usedMicros >= refusal.limitMicros
+      ? bilingual(
+          "This API key's {window} spend cap of {limit} {currency} is used up ({used} {currency} spent or reserved). It resets at {resetsAt}; the key's owner can raise the cap.",
+          '该 API 密钥的{window}消费上限 {limit} {currency} 已用完（已花费或预留 {used} {currency}），将于 {resetsAt} 重置；密钥所有者可调高上限。',
+          values,
+        )
+      : bilingual(
+          "This API key's {window} spend cap of {limit} {currency} has {left} {currency} left, but this request could cost up to {cost} {currency}: lower max_tokens, or wait until {resetsAt}, when the cap resets.",
+          '该 API 密钥的{window}消费上限 {limit} {currency} 还剩 {left} {currency}，但本次请求最多可能花费 {cost} {currency}：请减小 max_tokens，或等到 {resetsAt} 上限重置。',
+          { ...values, left: amount(Math.max(0, refusal.limitMicros - refusal.usedMicros)).amount },
+        );
+  return new AppError('key_budget_exceeded', message, {
+    debug: { productModel },
+    details: {
+      keyLimit: `budget_${refusal.window}`,
+      keyBudget: {
+        keyId,
+        window: refusal.window,
+        resetsAt: window.resetsAt.toISOString(),
+        used: amount(refusal.usedMicros),
+        limit: amount(refusal.limitMicros),
+        requestMaxCost: amount(reservedMicros),
+      },
+    },
+  });
 }
 
 export interface AdmissionDeps {
@@ -166,22 +237,49 @@ export class Admission {
 
   /**
    * The pools cannot take the turn: a payer who opted in pays it from credit at list price (no promotion)
-   * instead of a 402. The rate limits were already counted by the refused admission; no pool moves.
+   * instead of a 402. The rate limits were already counted by the refused admission; no pool moves. A key
+   * with spend caps holds the credit-paid worst case on its caps first, in the store's atomic step as a
+   * pool-paid turn does (`PoolStore.holdKeyCap`), so it never spends past them whichever source pays; the
+   * hold is given back when the credit does not pay, and moved to the turn's cost when it settles
+   * (`keyCappedCredit`). Over its cap: the key's 402, when the payer would otherwise have paid from credit.
    */
-  async #payFromCredit(turn: Turn): Promise<boolean> {
+  async #payFromCredit(turn: Turn, request: AdmissionRequest): Promise<boolean> {
     const credit = this.#deps.credit;
     if (!credit) return false;
     const { model } = turn;
     const rates = modelRates(this.#deps.config, model.id, true) ?? modelRates(this.#deps.config, model.resolvedId, true);
     if (!rates) return false;
     const reserved = meteredCost(rates, turn.worstCase);
+    const { store } = this.#deps;
+    const capped = request.keyCap !== undefined && store.holdKeyCap !== undefined && store.releaseKeyCap !== undefined;
+    const unavailable = (error: unknown) => new AppError('service_unavailable', 'Credit accounting is unavailable; nothing was sent upstream. Retry shortly.', { stage: 'quota', cause: error });
+    if (capped) {
+      let refused;
+      try {
+        refused = await store.holdKeyCap!({ ...request, reserveMicros: reserved });
+      } catch (error) {
+        throw unavailable(error);
+      }
+      if (refused) {
+        // Only a payer credit would have paid hears about the key's cap; the others get the pool's 402.
+        const opted = await credit.paysFromCredit(turn.principal.payer.id).catch((error: unknown) => {
+          throw unavailable(error);
+        });
+        if (!opted) return false;
+        throw keyBudgetError(this.#deps.config.currency, request.windows, refused, turn.principal.credential.id, reserved, model.id);
+      }
+    }
     let spent;
     try {
       spent = await credit.reserveTurn(turn.principal.payer.id, turn.id, reserved, model.class);
     } catch (error) {
-      throw new AppError('service_unavailable', 'Credit accounting is unavailable; nothing was sent upstream. Retry shortly.', { stage: 'quota', cause: error });
+      if (capped) await store.releaseKeyCap!(turn.id, turn.principal.payer.id, 0).catch(() => undefined);
+      throw unavailable(error);
     }
-    if (!spent) return false;
+    if (!spent) {
+      if (capped) await store.releaseKeyCap!(turn.id, turn.principal.payer.id, 0).catch(() => undefined);
+      return false;
+    }
     turn.model = { ...model, rates };
     turn.reservedMicros = reserved;
     turn.paidFromCredit = true;
@@ -215,51 +313,15 @@ export class Admission {
         if (keyPerMinute !== null && rule.key.startsWith('cred:') && rule.limit === keyPerMinute) throw keyRateLimited(keyPerMinute, admission.rate);
         throw rateLimitedError(admission.rate.retryAfterMs, { decision: admission.rate });
       }
-      case 'key_budget': {
-        const amount = (micros: number) => money(micros, config.currency);
-        const window = windows[admission.window];
-        const values = {
-          window: keyWindowAdjective[admission.window],
-          limit: amount(admission.limitMicros).amount,
-          used: amount(admission.usedMicros).amount,
-          cost: amount(turn.reservedMicros).amount,
-          currency: config.currency,
-          resetsAt: window.resetsAt.toISOString(),
-        };
-        const message =
-          admission.usedMicros >= admission.limitMicros
-            ? bilingual(
-                "This API key's {window} spend cap of {limit} {currency} is used up ({used} {currency} spent or reserved). It resets at {resetsAt}; the key's owner can raise the cap.",
-                '该 API 密钥的{window}消费上限 {limit} {currency} 已用完（已花费或预留 {used} {currency}），将于 {resetsAt} 重置；密钥所有者可调高上限。',
-                values,
-              )
-            : bilingual(
-                "This API key's {window} spend cap of {limit} {currency} has {left} {currency} left, but this request could cost up to {cost} {currency}: lower max_tokens, or wait until {resetsAt}, when the cap resets.",
-                '该 API 密钥的{window}消费上限 {limit} {currency} 还剩 {left} {currency}，但本次请求最多可能花费 {cost} {currency}：请减小 max_tokens，或等到 {resetsAt} 上限重置。',
-                { ...values, left: amount(Math.max(0, admission.limitMicros - admission.usedMicros)).amount },
-              );
-        throw new AppError('key_budget_exceeded', message, {
-          debug: { productModel: model.id },
-          details: {
-            keyLimit: `budget_${admission.window}`,
-            keyBudget: {
-              keyId: turn.principal.credential.id,
-              window: admission.window,
-              resetsAt: window.resetsAt.toISOString(),
-              used: amount(admission.usedMicros),
-              limit: amount(admission.limitMicros),
-              requestMaxCost: amount(turn.reservedMicros),
-            },
-          },
-        });
-      }
+      case 'key_budget':
+        throw keyBudgetError(config.currency, windows, admission, turn.principal.credential.id, turn.reservedMicros, model.id);
       case 'stream_cap':
         throw new AppError('rate_limited', bilingual('Too many concurrent streams: at most {cap} at once.', '并发的流式请求过多：最多同时进行 {cap} 个。', { cap: admission.cap }), {
           headers: { 'retry-after': '1' },
           details: { retryAfterSeconds: 1 },
         });
       case 'quota': {
-        if (await this.#payFromCredit(turn)) return;
+        if (await this.#payFromCredit(turn, request)) return;
         const window = windows[admission.window];
         const amount = (micros: number) => money(micros, config.currency);
         const limit = `${amount(admission.limitMicros).amount} ${config.currency}`;

@@ -224,7 +224,8 @@ export interface KeyBilledInWindows {
 
 /**
  * What the ledger billed each key that has a spend cap, in the current day and month, counted as its
- * counters count (the window a turn was admitted in; credit-paid turns never touch a key's counters).
+ * counters count (the window a turn was admitted in; credit-paid turns count too: they hold the key's caps
+ * as pool-paid ones do).
  * The sweeper's reconciliation raises the counters to it after Redis lost them (every payer); spend alerts
  * read one payer's keys from it.
  */
@@ -237,7 +238,7 @@ export async function keyBilledInWindows(db: Database, windows: CurrentWindows, 
        coalesce(sum(cost_micros) filter (where admitted_at >= ?), 0) as month
      from (select credential_id, payer_id, cost_micros, created_at - latency_ms * interval '1 millisecond' as admitted_at
            from usage_ledger
-           where created_at >= ? and cost_micros > 0 and paid_from_credit is not true${payerId === undefined ? '' : ' and payer_id = ?'}
+           where created_at >= ? and cost_micros > 0${payerId === undefined ? '' : ' and payer_id = ?'}
              and credential_id in (select id::text from api_key where (budget_day_micros is not null or budget_month_micros is not null)${payerId === undefined ? '' : ' and account_id = ?'})) as billed
      group by credential_id, payer_id`,
     params,

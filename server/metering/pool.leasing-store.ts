@@ -446,6 +446,15 @@ export class LeasingPoolStore implements PoolStore {
   leaseCheckpoints(leaseId: string) {
     return this.#inner.leaseCheckpoints(leaseId);
   }
+  holdKeyCap(request: AdmissionRequest) {
+    return this.#inner.holdKeyCap(request);
+  }
+  releaseKeyCap(requestId: string, payerId: string, costMicros: Micros) {
+    return this.#inner.releaseKeyCap(requestId, payerId, costMicros);
+  }
+  readKeyCap(keyId: string, payerId: string, windows: AdmissionRequest['windows']) {
+    return this.#inner.readKeyCap(keyId, payerId, windows);
+  }
   raiseToLedger(...args: Parameters<NonNullable<RedisPoolStore['raiseToLedger']>>) {
     return this.#inner.raiseToLedger(...args);
   }

@@ -51,6 +51,9 @@ export function notifyingStore(store: PoolStore, events: PoolListener): PoolStor
     checkpointsOf: store.checkpointsOf ? (refs) => store.checkpointsOf!(refs) : undefined,
     dropCheckpoints: store.dropCheckpoints ? (refs) => store.dropCheckpoints!(refs) : undefined,
     leaseCheckpoints: store.leaseCheckpoints ? (leaseId) => store.leaseCheckpoints!(leaseId) : undefined,
+    holdKeyCap: store.holdKeyCap ? (request) => store.holdKeyCap!(request) : undefined,
+    releaseKeyCap: store.releaseKeyCap ? (requestId, payerId, costMicros) => store.releaseKeyCap!(requestId, payerId, costMicros) : undefined,
+    readKeyCap: store.readKeyCap ? (keyId, payerId, windows) => store.readKeyCap!(keyId, payerId, windows) : undefined,
     close: store.close ? () => store.close!() : undefined,
   };
 }

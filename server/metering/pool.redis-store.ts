@@ -14,6 +14,9 @@
  * `<requestId>` is always the turn id svc generated. A key with spend caps (issue 51) has `kcap:<key>:<dayKey>`
  * and `kcap:<key>:<monthKey>` (its used micros, reservations included), checked and bumped by the same
  * admission script, and its reservation record ends with `|k:<key>` so settlement moves them with the pools.
+ * A turn of such a key paid from prepaid credit (its pools refused it) holds its worst case on those two
+ * counters alone, checked and bumped by one script (`kcaph:<requestId>`: `reserved|key|dayKey|monthKey`),
+ * until its settlement or the sweeper moves them to its cost.
  *
  * On a Redis Cluster every key a script touches must hash to one slot. Each payer belongs to one of
  * `CLUSTER_SHARDS` shards (by a hash of its id), and every key above except `instances` ends with the
@@ -30,7 +33,7 @@ import type { Micros } from '../config/money.ts';
 import { hitEachRule, refundRules, withGcraScripts, type GcraRedis } from '../rate-limit/gcra.cluster.ts';
 import { gcraLua, gcraParams, type RateDecision, type RateRule } from '../rate-limit/gcra.ts';
 import type { LedgerEntry } from './ledger.ts';
-import { keyCapWindows, LEASE_PREFIX, type Admission, type AdmissionRequest, type CheckpointRef, type ExpiredReservation, type KeyCapFloor, type LedgerFloor, type PoolStore, type PoolUsage, type ReservationRef } from './pool.store.ts';
+import { keyCapWindows, LEASE_PREFIX, type Admission, type AdmissionRequest, type CheckpointRef, type ExpiredReservation, type KeyBudgetRefusal, type KeyCapFloor, type LedgerFloor, type PoolStore, type PoolUsage, type ReservationRef } from './pool.store.ts';
 import type { CurrentWindows } from './windows.ts';
 
 /** Pool counters outlive their window by a week so the usage page can still show them. */
@@ -244,6 +247,47 @@ return {1, tokens, chunk, tightest, left}
 `;
 
 /**
+ * A credit-paid turn's hold on its key's caps (no pool moves; the credit itself is held in the database).
+ * KEYS: kcap day, kcap month, hold record, epoch. ARGV: reserve, day cap, month cap (-1 = none), their
+ * expiries, record, record ttl. Returns {0} (held), {4} (unreconciled) or {5, window, used, limit}.
+ */
+const capHoldScript = `
+if redis.call('EXISTS', KEYS[4]) == 0 then return {4} end
+local cost = tonumber(ARGV[1])
+for w = 1, 2 do
+  local limit = tonumber(ARGV[1 + w])
+  if limit >= 0 then
+    local used = tonumber(redis.call('GET', KEYS[w]) or '0')
+    if used + cost > limit then return {5, w, used, limit} end
+  end
+end
+for w = 1, 2 do
+  redis.call('INCRBY', KEYS[w], cost)
+  redis.call('PEXPIREAT', KEYS[w], ARGV[3 + w])
+end
+redis.call('SET', KEYS[3], ARGV[6], 'PX', ARGV[7])
+return {0}
+`;
+/**
+ * Ends a `capHoldScript` hold, moving the key's counters by cost − reserved. KEYS: hold record, kcap day,
+ * kcap month (the record's). ARGV: cost. Returns 1 when the hold existed, else 0 (nothing moves).
+ */
+const capReleaseScript = `
+local record = redis.call('GET', KEYS[1])
+if not record then return 0 end
+redis.call('DEL', KEYS[1])
+local delta = tonumber(ARGV[1]) - tonumber(string.match(record, '^(%d+)'))
+if delta ~= 0 then
+  for w = 2, 3 do
+    local v = redis.call('INCRBY', KEYS[w], delta)
+    if v < 0 then redis.call('SET', KEYS[w], 0, 'KEEPTTL') end
+    if redis.call('PTTL', KEYS[w]) < 0 then redis.call('PEXPIRE', KEYS[w], 3456000000) end
+  end
+end
+return 1
+`;
+
+/**
  * A round of stream checkpoints in one call (one command, where a SET each cost three times the CPU).
  * KEYS: the checkpoint keys (n), then lease lists (`lckpt:<lease>`) to add a stream to. ARGV: TTL, n, the n
  * rows as JSON, then one stream id per lease list.
@@ -311,6 +355,8 @@ type PoolRedis = GcraRedis & {
   svcLease(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
   svcRelease(numKeys: number, ...args: (string | number)[]): Promise<number>;
   svcCheckpoint(numKeys: number, ...args: (string | number)[]): Promise<number>;
+  svcCapHold(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
+  svcCapRelease(numKeys: number, ...args: (string | number)[]): Promise<number>;
 };
 
 /** A pool counter's key; `tag` is the payer's `shardTag` ('' on a single Redis). */
@@ -356,6 +402,8 @@ export class RedisPoolStore implements PoolStore {
     this.#redis.defineCommand('svcLease', { lua: leaseScript });
     this.#redis.defineCommand('svcRelease', { lua: releaseScript });
     this.#redis.defineCommand('svcCheckpoint', { lua: checkpointScript });
+    this.#redis.defineCommand('svcCapHold', { lua: capHoldScript });
+    this.#redis.defineCommand('svcCapRelease', { lua: capReleaseScript });
   }
 
   /** Called with the reconciliation to run when an admission finds the pools unreconciled (the sweeper's). */
@@ -581,6 +629,45 @@ export class RedisPoolStore implements PoolStore {
       for (const window of keyCapWindows) args.arg().int(cap[window] ?? -1).end();
       for (const window of keyCapWindows) args.arg().int(windows[window].resetsAt.getTime() + POOL_KEY_SLACK_MS).end();
     }
+  }
+
+  async holdKeyCap(request: AdmissionRequest): Promise<KeyBudgetRefusal | null> {
+    const cap = request.keyCap;
+    if (!cap) return null;
+    const { payerId, windows } = request;
+    const tag = this.#tag(payerId);
+    const keys = [...keyCapWindows.map((window) => keyCapKey(cap.keyId, windows[window].key, tag)), `kcaph:${request.requestId}${tag}`, `${EPOCH}${tag}`];
+    const args = [
+      request.reserveMicros,
+      ...keyCapWindows.map((window) => cap[window] ?? -1),
+      ...keyCapWindows.map((window) => windows[window].resetsAt.getTime() + POOL_KEY_SLACK_MS),
+      `${request.reserveMicros}|${cap.keyId}|${windows.day.key}|${windows.month.key}`,
+      // Outlives the credit hold (the reservation TTL), whose sweep ends it.
+      request.ttlMs + 86_400_000,
+    ];
+    let result = await this.#redis.svcCapHold(keys.length, ...keys, ...args);
+    if (result[0] === 4) {
+      await this.#reconcileOnce();
+      result = await this.#redis.svcCapHold(keys.length, ...keys, ...args);
+      if (result[0] === 4) throw new Error('the pools are not reconciled against the ledger yet');
+    }
+    if (result[0] === 5) return { ok: false, reason: 'key_budget', window: keyCapWindows[result[1]! - 1]!, usedMicros: result[2]!, limitMicros: result[3]! };
+    return null;
+  }
+
+  async readKeyCap(keyId: string, payerId: string, windows: CurrentWindows): Promise<Record<'day' | 'month', Micros>> {
+    const tag = this.#tag(payerId);
+    const [day, month] = await this.#redis.mget(keyCapWindows.map((window) => keyCapKey(keyId, windows[window].key, tag)));
+    return { day: Math.max(0, Number(day ?? 0)), month: Math.max(0, Number(month ?? 0)) };
+  }
+
+  async releaseKeyCap(requestId: string, payerId: string, costMicros: Micros): Promise<boolean> {
+    const tag = this.#tag(payerId);
+    const record = await this.#redis.get(`kcaph:${requestId}${tag}`);
+    if (!record) return false;
+    const [, keyId, day, month] = record.split('|') as [string, string, string, string];
+    const released = await this.#redis.svcCapRelease(3, `kcaph:${requestId}${tag}`, keyCapKey(keyId, day, tag), keyCapKey(keyId, month, tag), costMicros);
+    return released === 1;
   }
 
   async settle(items: readonly { ref: ReservationRef; costMicros: Micros }[]): Promise<boolean[]> {

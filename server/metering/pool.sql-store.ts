@@ -9,7 +9,7 @@ import type { Micros } from '../config/money.ts';
 import type { Database } from '../db/orm.ts';
 import { LocalGcra } from '../rate-limit/gcra.ts';
 import type { LedgerEntry } from './ledger.ts';
-import { keyCapWindows, type Admission, type AdmissionRequest, type CheckpointRef, type ExpiredReservation, type KeyCapRequest, type PoolStore, type PoolUsage, type ReservationRef } from './pool.store.ts';
+import { keyCapWindows, type Admission, type AdmissionRequest, type CheckpointRef, type ExpiredReservation, type KeyBudgetRefusal, type KeyCapRequest, type PoolStore, type PoolUsage, type ReservationRef } from './pool.store.ts';
 import type { CurrentWindows } from './windows.ts';
 
 const RESERVE_SQL = `
@@ -42,7 +42,7 @@ select (select ok from verdict) as ok,
  * A capped key's day and month counters (issue 51): bumped by the worst case only when both stay within
  * their caps (a negative cap = none), the rows locked, so concurrent admissions of one key cannot overshoot.
  */
-const KEY_RESERVE_SQL = `
+const KEY_RESERVE_CTES = `
 with locked as (
   select window_key, used_micros from key_spend_counter where key_id = ? and window_key in (?, ?) for update
 ), limits(window_key, limit_micros, ord) as (
@@ -54,11 +54,29 @@ with locked as (
   update key_spend_counter set used_micros = used_micros + ?
   where key_id = ? and window_key in (?, ?) and (select ok from verdict)
   returning 1
-)
+)`;
+const KEY_VERDICT = `
 select (select ok from verdict) as ok,
   (select m.ord from locked l join limits m on m.window_key = l.window_key
    where m.limit_micros >= 0 and l.used_micros + ? > m.limit_micros order by m.ord limit 1) as failed,
   (select json_agg(json_build_object('k', window_key, 'u', used_micros)) from locked) as used
+`;
+const KEY_RESERVE_SQL = KEY_RESERVE_CTES + KEY_VERDICT;
+/** A credit-paid turn's hold (`holdKeyCap`): the same reservation, and its record written in the same statement. */
+const KEY_HOLD_SQL = `${KEY_RESERVE_CTES}, held as (
+  insert into key_cap_hold (request_id, key_id, day_key, month_key, reserved_micros)
+  select ?, ?::uuid, ?, ?, ? where (select ok from verdict)
+  returning 1
+)${KEY_VERDICT}`;
+
+/** Ends a credit-paid turn's hold, moving the key's counters by cost − reserved; no row when there was none. */
+const KEY_RELEASE_SQL = `
+with h as (delete from key_cap_hold where request_id = ? returning key_id, day_key, month_key, reserved_micros), moved as (
+  update key_spend_counter c set used_micros = greatest(0, c.used_micros + ? - h.reserved_micros)
+  from h where c.key_id = h.key_id and c.window_key in (h.day_key, h.month_key)
+  returning 1
+)
+select 1 as released from h
 `;
 
 /** Moves the key's counters with its reservation: data-modifying CTEs run whether or not they are read. */
@@ -159,15 +177,34 @@ export class SqlPoolStore implements PoolStore {
     return { ok: false, reason: 'quota', window, usedMicros, limitMicros: limits[window] };
   }
 
-  /** Reserves `micros` against the key's caps; the refusal, or null when reserved. */
-  async #reserveKey(cap: KeyCapRequest, windows: CurrentWindows, micros: Micros): Promise<Admission | null> {
+  holdKeyCap(request: AdmissionRequest): Promise<KeyBudgetRefusal | null> {
+    const cap = request.keyCap;
+    if (!cap) return Promise.resolve(null);
+    return this.#reserveKey(cap, request.windows, request.reserveMicros, request.requestId);
+  }
+
+  async readKeyCap(keyId: string, _payerId: string, windows: CurrentWindows): Promise<Record<'day' | 'month', Micros>> {
+    const keys = keyCapWindows.map((window) => windows[window].key);
+    const rows = await this.#execute<{ window_key: string; used_micros: number | string }>(`select window_key, used_micros from key_spend_counter where key_id = ? and window_key in (?, ?)`, [keyId, ...keys]);
+    const used = (key: string) => Number(rows.find((row) => row.window_key === key)?.used_micros ?? 0);
+    return { day: used(keys[0]!), month: used(keys[1]!) };
+  }
+
+  async releaseKeyCap(requestId: string, _payerId: string, costMicros: Micros): Promise<boolean> {
+    const rows = await this.#execute(KEY_RELEASE_SQL, [requestId, costMicros]);
+    return rows.length > 0;
+  }
+
+  /** Reserves `micros` against the key's caps (and records a credit-paid turn's hold, `holdFor`); the refusal, or null when reserved. */
+  async #reserveKey(cap: KeyCapRequest, windows: CurrentWindows, micros: Micros, holdFor?: string): Promise<KeyBudgetRefusal | null> {
     const keys = keyCapWindows.map((window) => windows[window].key);
     await this.#execute(`insert into key_spend_counter (key_id, window_key, used_micros) values (?, ?, 0), (?, ?, 0) on conflict do nothing`, keys.flatMap((key) => [cap.keyId, key]));
-    const [row] = await this.#execute<{ ok: boolean; failed: number | null; used: { k: string; u: number | string }[] | string | null }>(KEY_RESERVE_SQL, [
+    const [row] = await this.#execute<{ ok: boolean; failed: number | null; used: { k: string; u: number | string }[] | string | null }>(holdFor === undefined ? KEY_RESERVE_SQL : KEY_HOLD_SQL, [
       cap.keyId, ...keys,
       keys[0], cap.day ?? -1, keys[1], cap.month ?? -1,
       micros,
       micros, cap.keyId, ...keys,
+      ...(holdFor === undefined ? [] : [holdFor, cap.keyId, ...keys, micros]),
       micros,
     ]);
     if (row?.ok) return null;

@@ -56,6 +56,8 @@ export type Admission =
   | { ok: false; reason: 'quota'; window: PoolWindow; usedMicros: Micros; limitMicros: Micros }
   | { ok: false; reason: 'key_budget'; window: KeyCapWindow; usedMicros: Micros; limitMicros: Micros };
 
+export type KeyBudgetRefusal = Extract<Admission, { reason: 'key_budget' }>;
+
 /** What settlement needs to find the reservation again. */
 export interface ReservationRef {
   requestId: string;
@@ -145,6 +147,19 @@ export interface PoolStore {
   leaseOf?(requestId: string): string | undefined;
   /** The last checkpoints of the streams admitted under a lease (for the sweeper, after a crash). */
   leaseCheckpoints?(leaseId: string): Promise<LedgerEntry[]>;
+  /**
+   * A turn the pools refused that prepaid credit will pay (admission.ts): reserves its worst case against
+   * the key's caps alone (`request.keyCap`), in one atomic step as pool-paid turns are, no pool moving —
+   * so a capped key never spends past its cap whichever source pays. Null when held, else the key's refusal.
+   */
+  holdKeyCap?(request: AdmissionRequest): Promise<KeyBudgetRefusal | null>;
+  /**
+   * Moves a `holdKeyCap` hold to the turn's cost (0 = all of it back) and ends it; false when there is none
+   * (an uncapped key, or its settlement or the sweeper ended it first).
+   */
+  releaseKeyCap?(requestId: string, payerId: string, costMicros: Micros): Promise<boolean>;
+  /** A capped key's used micros in its current day and month (reservations and credit-paid holds included), for quotes. */
+  readKeyCap?(keyId: string, payerId: string, windows: CurrentWindows): Promise<Record<KeyCapWindow, Micros>>;
   /** Returns what the store holds for this instance (admission leases); after settlement has flushed. */
   close?(): Promise<void>;
 }

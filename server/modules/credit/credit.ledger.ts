@@ -137,6 +137,10 @@ export class CreditLedger {
     return { balanceMicros: Number(rows[0]?.balance_micros ?? 0), payFromCredit: rows[0]?.pay_from_credit ?? false };
   }
 
+  async paysFromCredit(accountId: string): Promise<boolean> {
+    return (await this.balance(accountId)).payFromCredit;
+  }
+
   async setPayFromCredit(accountId: string, on: boolean): Promise<void> {
     await this.#db.orm.em
       .fork()

@@ -1,6 +1,6 @@
 import { builder } from '../../graphql-core/builder.ts';
 import { MoneyRef } from '../model/model.schema.ts';
-import type { PoolFit, Quote } from './quote.service.ts';
+import type { PoolFit, Quote, QuoteRefusal } from './quote.service.ts';
 
 const QuoteEndpointEnum = builder.enumType('QuoteEndpoint', {
   description: 'Which API a quoted body is for.',
@@ -34,10 +34,24 @@ const QuotePoolRef = builder.objectRef<PoolFit>('QuotePool').implement({
 });
 
 const QuoteKeyCapRef = builder.objectRef<Quote['keyCaps'][number]>('QuoteKeyCap').implement({
-  description: "A spend cap of the API key the quote was asked with.",
+  description: "A spend cap of the API key the quote was asked with, and what the key has spent against it.",
   fields: (t) => ({
     window: t.exposeString('window', { description: 'day or month.' }),
     limit: t.expose('limit', { type: MoneyRef, description: 'The cap.' }),
+    used: t.expose('used', { type: MoneyRef, description: "Spent or held now by the key's requests (running ones' worst cases included), paid from pools or credit." }),
+    remaining: t.expose('remaining', { type: MoneyRef, description: 'limit − used, never below zero.' }),
+    fits: t.exposeBoolean('fits', { description: 'The reservation fits in what remains of the cap.' }),
+  }),
+});
+
+const QuoteRefusalRef = builder.objectRef<QuoteRefusal>('QuoteRefusal').implement({
+  description: 'The error the request would get if sent now: the same code, status, messages and details.',
+  fields: (t) => ({
+    code: t.exposeString('code', { description: 'Error code (key_budget_exceeded).' }),
+    status: t.exposeInt('status', { description: 'HTTP status.' }),
+    message: t.exposeString('message', { description: 'English message.' }),
+    messageZh: t.exposeString('messageZh', { description: 'Chinese message.' }),
+    details: t.expose('details', { type: 'JSON', description: "The error's details (keyLimit, keyBudget)." }),
   }),
 });
 
@@ -55,8 +69,13 @@ const QuoteRef = builder.objectRef<Quote>('Quote').implement({
     reservation: t.expose('reservation', { type: MoneyRef, description: 'Reserved at admission against every window of the class: the most the request can cost.' }),
     lines: t.expose('lines', { type: [QuoteLineRef], description: 'The worst case priced per token class.' }),
     pools: t.expose('pools', { type: [QuotePoolRef], description: "The payer's pools of the class now." }),
-    keyCaps: t.expose('keyCaps', { type: [QuoteKeyCapRef], description: "The calling key's spend caps, if any." }),
-    fits: t.exposeBoolean('fits', { description: 'The pools as they stand could take the reservation now (others may take room before it is sent).' }),
+    keyCaps: t.expose('keyCaps', { type: [QuoteKeyCapRef], description: "The calling key's spend caps, if any, with what it has spent." }),
+    keyCapRefusal: t.expose('keyCapRefusal', {
+      type: QuoteRefusalRef,
+      nullable: true,
+      description: "The refusal the key's spend caps as they stand would give the request (whichever source, pools or credit, pays), or null.",
+    }),
+    fits: t.exposeBoolean('fits', { description: "The pools and the key's caps as they stand could take the reservation now (others may take room before it is sent)." }),
   }),
 });
 

@@ -3,7 +3,8 @@
  * upstream. The body goes through the endpoint's own planner — the same validation (and errors), the same
  * output clamp to the model's limit, the same worst case — and the pipeline's `reservation`, which makes the
  * checks admission starts with (plan, key allow-list) and prices the worst case as admission reserves it.
- * Then the payer's pools and the key's spend caps as they stand: whether they could take it now.
+ * Then the payer's pools and the key's spend caps as they stand (what the key has spent or holds, whichever
+ * source paid): whether they could take it now, and the key's refusal — the same 429 the request would get.
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
@@ -14,7 +15,8 @@ import { AppError, bilingual } from '../../errors/app-error.ts';
 import type { PackageEntitlements } from '../../metering/entitlements.ts';
 import type { HttpRequest, TurnPlan } from '../../metering/executor.ts';
 import type { MeteringPipeline } from '../../metering/pipeline.ts';
-import type { PoolStore } from '../../metering/pool.store.ts';
+import { keyBudgetError } from '../../metering/admission.ts';
+import { keyCapWindows, type KeyCapWindow, type PoolStore } from '../../metering/pool.store.ts';
 import { priceBreakdown } from '../../metering/pricing.ts';
 import type { PoolWindows } from '../../metering/windows.ts';
 import type { ChatSurface } from '../gateway/chat.surface.ts';
@@ -49,10 +51,32 @@ export interface Quote {
   lines: { tokenClass: 'input' | 'output'; tokens: number; pricePerMillion: Money; listPricePerMillion: Money; promotionBasisPoints: number }[];
   /** The payer's pools of the class right now (running reservations included). */
   pools: PoolFit[];
-  /** The key's own spend caps, when the credential is a key that has them. */
-  keyCaps: { window: 'day' | 'month'; limit: Money }[];
-  /** The pools (as they stand) could take the reservation now. */
+  /** The key's own spend caps, when the credential is a key that has them, with what it has spent or holds. */
+  keyCaps: KeyCapFit[];
+  /**
+   * The error the request would get from the key's spend caps as they stand (code, status, both messages,
+   * details: the real request's), or null. It is what the request gets unless the pools refuse it first.
+   */
+  keyCapRefusal: QuoteRefusal | null;
+  /** The pools and the key's caps (as they stand) could take the reservation now. */
   fits: boolean;
+}
+
+export interface KeyCapFit {
+  window: KeyCapWindow;
+  limit: Money;
+  /** Spent or held now (running requests' worst cases included), paid from pools or credit. */
+  used: Money;
+  remaining: Money;
+  fits: boolean;
+}
+
+export interface QuoteRefusal {
+  code: string;
+  status: number;
+  message: string;
+  messageZh: string;
+  details: Record<string, unknown>;
 }
 
 /** A response stand-in for the planners: they say on it what they changed (the output clamp), and it keeps that. */
@@ -101,7 +125,8 @@ export class QuoteService {
     const amount = (micros: number) => money(micros, currency);
     const breakdown = priceBreakdown(model.rates, worstCase, reservedMicros);
     const limits = this.#entitlements.of(principal.payer.package).pools[model.class];
-    const used = await this.#store.read(principal.payer.id, this.#windows.current()).catch((error: unknown) => {
+    const windows = this.#windows.current();
+    const used = await this.#store.read(principal.payer.id, windows).catch((error: unknown) => {
       throw new AppError('service_unavailable', 'Usage is unavailable right now (the pool store did not answer); try again shortly.', { cause: error });
     });
     const pools = used
@@ -114,9 +139,26 @@ export class QuoteService {
         fits: usedMicros + reservedMicros <= limits[window],
       }));
     const keyLimits = principal.credential.limits;
-    const keyCaps: Quote['keyCaps'] = [];
-    if (keyLimits?.budgetDayMicros != null) keyCaps.push({ window: 'day', limit: amount(keyLimits.budgetDayMicros) });
-    if (keyLimits?.budgetMonthMicros != null) keyCaps.push({ window: 'month', limit: amount(keyLimits.budgetMonthMicros) });
+    const caps = { day: keyLimits?.budgetDayMicros ?? null, month: keyLimits?.budgetMonthMicros ?? null };
+    const keyCaps: KeyCapFit[] = [];
+    let keyCapRefusal: QuoteRefusal | null = null;
+    if (caps.day !== null || caps.month !== null) {
+      const keyId = principal.credential.id;
+      const spent = await (this.#store.readKeyCap?.(keyId, principal.payer.id, windows) ?? Promise.resolve({ day: 0, month: 0 })).catch((error: unknown) => {
+        throw new AppError('service_unavailable', 'Usage is unavailable right now (the pool store did not answer); try again shortly.', { cause: error });
+      });
+      for (const window of keyCapWindows) {
+        const limit = caps[window];
+        if (limit === null) continue;
+        const fits = spent[window] + reservedMicros <= limit;
+        keyCaps.push({ window, limit: amount(limit), used: amount(spent[window]), remaining: amount(Math.max(0, limit - spent[window])), fits });
+        // The store checks day, then month: the first that refuses is the one the request hears about.
+        if (!fits && !keyCapRefusal) {
+          const error = keyBudgetError(currency, windows, { ok: false, reason: 'key_budget', window, usedMicros: spent[window], limitMicros: limit }, keyId, reservedMicros, model.id);
+          keyCapRefusal = { code: error.code, status: error.status, message: error.message, messageZh: error.messageZh, details: error.options.details ?? {} };
+        }
+      }
+    }
     const clamped = notes.get(maxTokensHeader);
     return {
       endpoint: endpoint as QuoteEndpoint,
@@ -136,7 +178,8 @@ export class QuoteService {
       })),
       pools,
       keyCaps,
-      fits: pools.every((pool) => pool.fits) && keyCaps.every((cap) => reservedMicros <= cap.limit.amountMicros),
+      keyCapRefusal,
+      fits: pools.every((pool) => pool.fits) && keyCapRefusal === null,
     };
   }
 

@@ -17,6 +17,7 @@ import { ledgerEntry } from '../../helpers/ledger.ts';
 import { realMode, settled, startApp, type TestApp } from '../../helpers/app.ts';
 import { addMember, applyFor, organisationKey } from '../../helpers/enterprise.ts';
 import { seed, type Person } from '../../helpers/seed.ts';
+import { StuckStream } from '../../helpers/stuck-stream.ts';
 
 let setup: Awaited<ReturnType<typeof realMode>>;
 let a: TestApp;
@@ -275,24 +276,6 @@ describe('paying from credit when a pool is exhausted', () => {
 });
 
 /** A stream that produced `produced` and then hangs, as on an instance that died mid-stream, until `finish` is called. */
-class StuckStream implements Executor<{ produced: Metered }, Metered> {
-  #finish: () => void = () => undefined;
-  readonly done = new Promise<void>((resolve) => (this.#finish = resolve));
-  finish(): void {
-    this.#finish();
-  }
-  async execute(turn: Turn, call: { produced: Metered }) {
-    turn.deployment = 'scripted';
-    turn.output = true;
-    await this.done;
-    turn.metered = call.produced;
-    return call.produced;
-  }
-  progress(_turn: Turn, call: { produced: Metered }): Metered {
-    return call.produced;
-  }
-}
-
 describe('credit-paid turns whose instance died', () => {
   const worstCase = { inputTokens: 1000, outputTokens: 300_000 };
   const listReserve = Math.ceil((1000 * 435_000 + 300_000 * 870_000) / 1_000_000);
