@@ -43,9 +43,10 @@ export const scriptCommands = ['svcSettle', 'svcRaise', 'svcHeartbeat', 'svcDead
 /**
  * Commands written to the socket when issued, never auto-pipelined: ioredis sends an auto-pipeline from a
  * `setImmediate`, and not before the previous one has been answered — a round trip or more later. A
- * finished turn's final checkpoint must be in the kernel before its reply's last bytes (settlement.ts).
+ * finished turn's final checkpoint must be in the kernel before its reply's last bytes (settlement.ts), and
+ * a kept response before its reply, so a read through another instance finds it (`responses.store.ts`).
  */
-const writtenAtOnce = ['svcCheckpoint'];
+const writtenAtOnce = ['svcCheckpoint', 'svcResponseSave'];
 
 export async function openRedis(config: Config, log: Logger): Promise<RedisLayer> {
   const url = config.redis.url;

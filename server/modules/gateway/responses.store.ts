@@ -100,9 +100,10 @@ export class ResponseStore {
    * Keeps a finished response for the retention time. Its writes are handed to the Redis client when this is
    * called, before the caller answers, and the caller need not wait for them: one connection carries a
    * client's commands to Redis in order, so any later read of this instance (`load`, `response`,
-   * `inputItems`) is answered after them; the client writes them out in the same turn of the event loop as the
-   * reply, so a read through another instance, which starts only once the client has the reply, reaches Redis
-   * after them too.
+   * `inputItems`) is answered after them. The one command is written to the socket when issued, never
+   * auto-pipelined (`writtenAtOnce`, `redis.ts`): it is in the kernel before the reply, so a read through
+   * another instance, which starts only once the client has the reply, reaches Redis after it. On a cluster
+   * the SETs are auto-pipelined, sent from a `setImmediate`: there only this instance's reads are ordered.
    */
   async save(payerId: string, responseId: string, record: ResponseRecord): Promise<void> {
     if (!this.enabled) return;

@@ -93,6 +93,8 @@ export class ResponsesSurface {
   }
 
   async plan(request: HttpRequest, principal: Principal, response: ServerResponse): Promise<TurnPlan<unknown, unknown>> {
+    // The upstream body is made from the chat request, not from these bytes: a long stream need not keep them.
+    request.rawBody = undefined;
     const raw = request.body;
     if (!isObject(raw)) throw new AppError('invalid_request', 'The request body must be a JSON object.');
     dropAbsentFields(raw, responsesEmptyAsAbsent);
@@ -146,7 +148,9 @@ export class ResponsesSurface {
       input: keep ? inputItemList(raw.input) : [],
       names: tools.names,
     });
-    const planned = this.#chat.plan(body, null, () => this.#pipeline.modelNotFound(principal, body.model), framing);
+    // Serialised once: its size is the prompt bound, and the upstream body is these bytes with the model spliced in.
+    const bytes = Buffer.from(JSON.stringify(body));
+    const planned = this.#chat.plan(body, bytes.length, () => this.#pipeline.modelNotFound(principal, body.model), framing, { raw: bytes, sent: { ...body } });
     return tools.search ? this.#search.plan(planned, tools.search, framing, request.ip) : planned;
   }
 

@@ -1,7 +1,8 @@
 /**
  * The Responses store on a real Redis, through svc's own client (`openRedis`: key prefix, auto-pipelining):
  * a response's keys go out as one command, each with the retention TTL, under the configured prefix; a read
- * issued right after `save` (not awaited, as the framing does) finds the response.
+ * issued right after `save` (not awaited, as the framing does) finds the response, and the write is on the
+ * socket before the caller answers, so a read through another instance finds it too.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -61,6 +62,22 @@ describe('ResponseStore on Redis', () => {
     for (const key of keys) expect(await inspect.ttl(key)).toBeGreaterThan(590);
     expect(await store.delete('payer-r', 'resp_r1')).toBe(true);
     expect(await inspect.keys(`${keyPrefix}responses:payer-r:*`)).toEqual([]);
+  });
+
+  it("is in the Redis socket's kernel buffer when save() returns, before the caller's reply, though an auto-pipeline waits", async () => {
+    const store = new ResponseStore(layer.redis, 60);
+    const redis = layer.redis as Redis;
+    // Under load: an auto-pipeline of other commands waits for its answer; the save once waited behind it.
+    const busy = Promise.all(Array.from({ length: 50 }, () => redis.ping()));
+    const before = redis.stream.bytesWritten;
+    const response = JSON.stringify({ id: 'resp_r3', object: 'response', output: [] });
+    const saved = store.save('payer-r', 'resp_r3', { conversation, items: [], response, input: '[]' });
+    // `bytesWritten` counts what is buffered too: none is, so it was all handed to the kernel.
+    expect(redis.stream.writableLength).toBe(0);
+    expect(redis.stream.bytesWritten - before).toBeGreaterThan(response.length);
+    // Read through another connection (as another instance would) without waiting for the save.
+    expect(await inspect.get(`${keyPrefix}responses:payer-r:resp_r3:object`)).toBe(response);
+    await Promise.all([busy, saved]);
   });
 
   it('writes a response without message items (only tool calls) the same way', async () => {
