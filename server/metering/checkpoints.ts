@@ -11,7 +11,7 @@
  */
 import type { FastifyBaseLogger as Logger } from 'fastify';
 import type { LedgerEntry } from './ledger.ts';
-import type { CreditPayment } from './admission.ts';
+import type { CreditPayment } from './credit-payment.ts';
 import type { PoolStore, ReservationRef } from './pool.store.ts';
 import type { Metered, Turn } from './turn.ts';
 

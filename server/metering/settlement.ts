@@ -23,7 +23,7 @@ import type { FastifyBaseLogger as Logger } from 'fastify';
 import type { Config } from '../config/config.ts';
 import type { Micros } from '../config/money.ts';
 import type { Database } from '../db/orm.ts';
-import type { CreditPayment } from './admission.ts';
+import type { CreditPayment } from './credit-payment.ts';
 import { insertLedgerRows, type LedgerEntry } from './ledger.ts';
 import type { CheckpointRef, PoolStore, ReservationRef } from './pool.store.ts';
 

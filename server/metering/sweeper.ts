@@ -21,7 +21,7 @@ import type { Config } from '../config/config.ts';
 import type { Micros } from '../config/money.ts';
 import { ensureLedgerPartitions } from '../db/ledger-upkeep.ts';
 import type { Database } from '../db/orm.ts';
-import type { CreditPayment } from './admission.ts';
+import type { CreditPayment } from './credit-payment.ts';
 import { billedInWindows, insertLedgerRows, keyBilledInWindows, type LedgerEntry } from './ledger.ts';
 import { LEASE_PREFIX } from './pool.leasing-store.ts';
 import type { ExpiredReservation, KeyCapFloor, LedgerFloor, PoolStore } from './pool.store.ts';
