@@ -98,9 +98,11 @@ describe('a browser app on another origin', () => {
       expect(status).toBe(200);
       expect(text).toBe('word '.repeat(6));
       expect(usage.completion_tokens).toBe(6);
-      // Read as it streamed: the chunks arrived over time, not in one piece at the end.
+      // Read as it streamed: the chunks arrived over time, not in one piece at the end. The upstream spaces
+      // them 60 ms apart (300 ms in all); a reply held to its end arrives within a millisecond or two, while a
+      // loaded machine can bunch a streamed one (107 ms seen in CI), so more than one interval is asked.
       expect(arrivals).toHaveLength(6);
-      expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThan(200);
+      expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThan(60);
       // Our headers are readable from the page (exposed), and the browser asked first (the preflight).
       expect(requestId).toMatch(/^mbr_/);
       expect(Number(remaining)).toBeGreaterThan(0);
