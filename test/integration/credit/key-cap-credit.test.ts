@@ -129,8 +129,10 @@ describe('a capped key paid from credit whose instance died (Redis)', () => {
     const late = services.pipeline.run(principal, { executor: stuck, product: 'chat', model, stream: false, worstCase, call: { produced: { inputTokens: 10, outputTokens: 10 } } }, origin);
     const windows = services.windows.current();
     const keyId = principal.credential.id;
+    // Admitted once its credit is held (the cap is held just before): only then is there a hold to sweep.
     const deadline = Date.now() + 3000;
-    while ((await services.pools.readKeyCap!(keyId, memberId, windows)).day === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const creditHeld = async () => (await h.database.query('select 1 from credit_hold where account_id = $1', [memberId])).rows.length > 0;
+    while (!(await creditHeld()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     expect((await services.pools.readKeyCap!(keyId, memberId, windows)).day).toBe(reserve);
 
     const past = Date.now() + h.app.config.gateway.reservationTtlSeconds * 1000 + 60_000;
