@@ -4,7 +4,7 @@
  * output clamp to the model's limit, the same worst case — and the pipeline's `reservation`, which makes the
  * checks admission starts with (plan, key allow-list) and prices the worst case as admission reserves it.
  * Then the payer's pools and the key's spend caps as they stand (what the key has spent or holds, whichever
- * source paid): whether they could take it now, and the key's refusal — the same 429 the request would get.
+ * source paid): whether they could take it now, and the key's refusal — the same 402 the request would get.
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
@@ -126,9 +126,10 @@ export class QuoteService {
     const breakdown = priceBreakdown(model.rates, worstCase, reservedMicros);
     const limits = this.#entitlements.of(principal.payer.package).pools[model.class];
     const windows = this.#windows.current();
-    const used = await this.#store.read(principal.payer.id, windows).catch((error: unknown) => {
+    const unavailable = (error: unknown): never => {
       throw new AppError('service_unavailable', 'Usage is unavailable right now (the pool store did not answer); try again shortly.', { cause: error });
-    });
+    };
+    const used = await this.#store.read(principal.payer.id, windows).catch(unavailable);
     const pools = used
       .filter((pool) => pool.class === model.class)
       .map(({ window, usedMicros }) => ({
@@ -144,9 +145,7 @@ export class QuoteService {
     let keyCapRefusal: QuoteRefusal | null = null;
     if (caps.day !== null || caps.month !== null) {
       const keyId = principal.credential.id;
-      const spent = await (this.#store.readKeyCap?.(keyId, principal.payer.id, windows) ?? Promise.resolve({ day: 0, month: 0 })).catch((error: unknown) => {
-        throw new AppError('service_unavailable', 'Usage is unavailable right now (the pool store did not answer); try again shortly.', { cause: error });
-      });
+      const spent = await (this.#store.readKeyCap?.(keyId, principal.payer.id, windows) ?? Promise.resolve({ day: 0, month: 0 })).catch(unavailable);
       for (const window of keyCapWindows) {
         const limit = caps[window];
         if (limit === null) continue;
