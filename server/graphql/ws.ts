@@ -28,6 +28,7 @@ import type { Principal } from '../authz/principal.ts';
 import type { Services } from '../services.ts';
 import type { GraphQLContext } from '../graphql-core/context.ts';
 import { asInvalidRequest, errorsWithRequestId, isGraphQLError, maskError, resultWithRequestId } from './errors.ts';
+import { shareEvents, sharingKey } from './shared-events.ts';
 
 /** What yoga's handler is given per HTTP request (yoga.ts). */
 export interface ServerContext {
@@ -227,5 +228,7 @@ async function prepareOperation(
   };
   const errors = enveloped.validate(args.schema, args.document);
   if (errors.length) return errorsWithRequestId(errors, requestId);
+  const key = sharingKey(args.schema, document, payload, principal, contextValue.client.locale);
+  if (key !== null) shareEvents(args.contextValue, key);
   return args;
 }
