@@ -13,7 +13,9 @@
  * (account, role, payer, credential) and the locale — besides the document, operation name and variables.
  * What it leaves out — the request id, the client address and user agent — no opted-in field reads; the
  * request id errors carry is added per socket after the result is shared (`resultWithRequestId` in ws.ts),
- * and masking (yoga's `onSubscribeResult`) runs per socket on the shared result and never changes it.
+ * and masking (yoga's `onSubscribeResult`) runs per socket on the shared result and never changes it. A
+ * shared result without errors is also serialised once: every socket is sent the same `next` frame bytes
+ * (`sharedFrame`), only the subscription id in them being the socket's own.
  */
 import { createRequire } from 'node:module';
 import type * as GraphQL from 'graphql';
@@ -72,7 +74,27 @@ async function subscribeShared(args: GraphQL.ExecutionArgs, key: string): Promis
   const stream = await graphql.createSourceEventStream(args);
   if (!isAsyncIterable(stream)) return stream as GraphQL.ExecutionResult;
   return mapIterator(stream as AsyncIterable<unknown>, (event) =>
-    running.run(key, typeof event === 'number' ? event : undefined, async () => graphql.execute({ ...args, rootValue: event })),
+    running.run(key, typeof event === 'number' ? event : undefined, async () => {
+      const result = await graphql.execute({ ...args, rootValue: event });
+      // Without errors the result goes out as it is to every socket (nothing per socket is added to it).
+      if (!result.errors?.length) frames.set(result, { payload: JSON.stringify(result), byId: new Map() });
+      return result;
+    }),
   );
+}
+
+/** The serialised payload of each shared result without errors, and its `next` frames by subscription id. */
+const frames = new WeakMap<GraphQL.ExecutionResult, { payload: string; byId: Map<string, Buffer> }>();
+
+/**
+ * The graphql-ws `next` frame that sends `result` to subscription `id`, serialised once for every socket
+ * (the ids clients choose are mostly the same few), or null when the result was not shared or has errors.
+ */
+export function sharedFrame(result: GraphQL.ExecutionResult, id: string): Buffer | null {
+  const shared = frames.get(result);
+  if (!shared) return null;
+  let frame = shared.byId.get(id);
+  if (!frame) shared.byId.set(id, (frame = Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":${shared.payload}}`)));
+  return frame;
 }
 

@@ -434,4 +434,29 @@ describe('usageUpdated shared execution', () => {
       await Promise.all([same.close(), theirs.close(), withLimit.client.dispose(), withoutLimit.client.dispose()]);
     }
   });
+
+  it('masks a shared execution’s error for each subscriber, with that subscriber’s own request id', async () => {
+    const member: Member = await h.member();
+    const watchers = [watchOne(b, member.key, USAGE_UPDATED), watchOne(b, member.key, USAGE_UPDATED)];
+    const usage = b.app.services.usage;
+    try {
+      await expect.poll(() => watchers.every((w) => w.results.length === 1), { timeout: 15_000 }).toBe(true);
+      // The two share one execution (the test above counts them); its error is masked and named per socket.
+      vi.spyOn(usage, 'report').mockRejectedValue(new Error('secret detail of a failed read'));
+      const onA = new OpenAI({ apiKey: member.key, baseURL: `${h.app.url}/v1`, maxRetries: 0 });
+      await onA.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: 'a turn whose usage read fails' }] });
+      await expect.poll(() => watchers.every((w) => w.results.length >= 2), { timeout: 15_000 }).toBe(true);
+      const errors = watchers.map((w) => (w.results[1]!.errors as { message: string; extensions: { code: string; requestId: string } }[])[0]!);
+      for (const error of errors) {
+        expect(error.extensions.code).toBe('internal_error');
+        expect(error.message).not.toContain('secret detail');
+      }
+      expect(errors[0]!.extensions.requestId).toMatch(/^mbr_/);
+      expect(errors[1]!.extensions.requestId).toMatch(/^mbr_/);
+      expect(errors[0]!.extensions.requestId).not.toBe(errors[1]!.extensions.requestId);
+    } finally {
+      vi.restoreAllMocks();
+      await Promise.all(watchers.map((w) => w.client.dispose()));
+    }
+  });
 });
