@@ -34,8 +34,9 @@ const running = new SingleFlight<GraphQL.ExecutionResult>();
 
 /**
  * The key under which the operation shares its events' executions, or null when it may not share: it is
- * not a subscription of one opted-in field, selected plainly (no alias games matter, but a fragment or
- * directive at the root is left alone rather than reasoned about), or nobody is signed in.
+ * not a subscription of one opted-in field selected plainly (a fragment or a directive at the root is left
+ * unshared rather than reasoned about), or nobody is signed in. Principals or variables that serialise
+ * differently but mean the same only share less, never wrongly.
  */
 export function sharingKey(
   schema: GraphQL.GraphQLSchema,
