@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import type { ExecutionResult, GraphQLError as GraphQLErrorType } from 'graphql';
 import { AppError } from '../errors/app-error.ts';
 import { errorCodes } from '../errors/codes.ts';
+import { isAsyncIterable, mapIterator } from './async-iterators.ts';
 
 type GraphQLError = GraphQLErrorType;
 
@@ -120,33 +121,4 @@ export function resultWithRequestId<T extends ExecutionResult | ExecutionResult[
   if (Array.isArray(result)) return result.map(one) as T;
   if (isAsyncIterable(result)) return mapIterator(result, one) as unknown as T;
   return one(result as ExecutionResult) as T;
-}
-
-function isAsyncIterable(value: unknown): value is AsyncIterable<ExecutionResult> {
-  return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
-}
-
-/**
- * Maps each item of a stream. Not an async generator: a generator parked in `await source.next()` cannot
- * pass `return()` on until the next item comes, and a closed subscription must stop its source at once.
- */
-function mapIterator<T, U>(source: AsyncIterable<T>, map: (item: T) => U): AsyncIterableIterator<U> {
-  const iterator = source[Symbol.asyncIterator]();
-  return {
-    next: async () => {
-      const step = await iterator.next();
-      return step.done ? { done: true, value: undefined } : { done: false, value: map(step.value) };
-    },
-    return: async () => {
-      await iterator.return?.();
-      return { done: true, value: undefined };
-    },
-    throw: async (error: unknown) => {
-      if (iterator.throw) await iterator.throw(error);
-      throw error;
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
 }

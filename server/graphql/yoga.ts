@@ -12,6 +12,7 @@ import type { GraphQLContext } from '../graphql-core/context.ts';
 import { maskError, resultWithRequestId, useErrorCodes } from './errors.ts';
 import { AppError, bilingual } from '../errors/app-error.ts';
 import { useDocumentLimits } from './limits.ts';
+import { useSharedEvents } from './shared-events.ts';
 import { schema } from './schema.ts';
 import { graphqlWebSockets, type ServerContext, type Yoga } from './ws.ts';
 
@@ -34,6 +35,7 @@ function createGraphQLServer(services: Services): Yoga {
     plugins: [
       useErrorCodes,
       useRequestIdOnErrors,
+      useSharedEvents,
       ...useDocumentLimits({
         production: services.config.server.production,
         suggestions: services.config.graphql.suggestions,

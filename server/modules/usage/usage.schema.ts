@@ -46,6 +46,8 @@ builder.subscriptionField('usageUpdated', (t) =>
       "The signed-in account's usage, now and again whenever one of its requests is admitted or settled on any instance (changes within ~0.1 s arrive as one update).",
     subscribe: (_root, _args, { services, principal }) => services.usage.events.watch(principal!.payer.id),
     resolve: (generation, _args, { services, principal }) => services.usage.reportFor(principal!.payer, generation),
+    // Its answer to a wake-up depends only on the principal and the generation: subscriptions asking the same share one execution (graphql/shared-events.ts).
+    extensions: { sharedEvents: true },
   }),
 );
 

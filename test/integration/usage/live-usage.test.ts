@@ -372,3 +372,91 @@ describe('usageUpdated with many subscriptions of one account', () => {
     }
   });
 });
+
+describe('usageUpdated shared execution', () => {
+  const WITH_LIMIT = `subscription Pools($withLimit: Boolean!) { usageUpdated { pools { class window used { amountMicros } limit @include(if: $withLimit) { amountMicros } } } }`;
+
+  /** One subscription on a socket of its own to `app`; collects every result. */
+  function watchOne(app: TestApp, key: string, query: string, variables?: Record<string, unknown>): { results: { data?: UsageEvent; errors?: unknown[] }[]; client: Client } {
+    const client = wsClient(app, { authorization: `Bearer ${key}` });
+    const results: { data?: UsageEvent; errors?: unknown[] }[] = [];
+    client.subscribe<UsageEvent>({ query, variables }, { next: (result) => results.push(result as { data?: UsageEvent }), error: (error) => results.push({ errors: [error] }), complete: () => undefined });
+    return { results, client };
+  }
+
+  it('runs one execution per wake-up for the subscriptions that ask the same, and never hands one principal’s answer to another', async () => {
+    const one: Member = await h.member();
+    const two: Member = await h.member();
+    // 20 subscriptions of one member asking the same thing, one asking with and one without the limits
+    // (the same member, other variables), and 5 of another member asking the same thing as the 20.
+    const same = await watchMany(b, one.key, 10, 2);
+    const withLimit = watchOne(b, one.key, WITH_LIMIT, { withLimit: true });
+    const withoutLimit = watchOne(b, one.key, WITH_LIMIT, { withLimit: false });
+    const theirs = await watchMany(b, two.key, 5, 1);
+    const wakeUps = await countWakeUps(b, one.accountId);
+    const executions = vi.spyOn(b.app.services.usage, 'reportFor');
+    try {
+      await expect.poll(() => [...same.updates, ...theirs.updates].every((list) => list.length === 1) && withLimit.results.length === 1 && withoutLimit.results.length === 1, { timeout: 15_000 }).toBe(true);
+      executions.mockClear();
+
+      const onA = new OpenAI({ apiKey: one.key, baseURL: `${h.app.url}/v1`, maxRetries: 0 });
+      await onA.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: 'one turn of the first member' }] });
+      const billed = Number((await ledgerRows(h.database, one.accountId, 1))[0]!.cost_micros);
+      expect(billed).toBeGreaterThan(0);
+
+      const last = (results: { data?: UsageEvent }[]) => results.at(-1)?.data?.usageUpdated.pools;
+      await expect
+        .poll(() => same.updates.every((list) => list.at(-1) === billed) && [withLimit, withoutLimit].every((w) => fastDay({ usageUpdated: { pools: last(w.results) ?? [] } } as UsageEvent)?.used.amountMicros === billed), { timeout: 15_000 })
+        .toBe(true);
+      // Each got the shape its own variables asked for.
+      expect(last(withLimit.results)!.every((pool) => pool.limit !== undefined)).toBe(true);
+      expect(last(withoutLimit.results)!.every((pool) => pool.limit === undefined)).toBe(true);
+      // The other member's subscriptions, same document, were not woken and never showed the first member's usage.
+      expect(theirs.updates.flat()).toEqual(Array(5).fill(0));
+
+      // One execution (one resolver call) per wake-up for each of the three ways of asking, not one per subscription (22).
+      const mine = executions.mock.calls.filter(([payer]) => payer.id === one.accountId).length;
+      expect(wakeUps.count()).toBeGreaterThanOrEqual(1);
+      expect(mine).toBeGreaterThanOrEqual(3);
+      expect(mine).toBeLessThanOrEqual(3 * wakeUps.count());
+      expect(executions.mock.calls.filter(([payer]) => payer.id !== one.accountId)).toEqual([]);
+
+      // The other member's turn reaches theirs with their own usage, and leaves the first member's as it was.
+      const onB = new OpenAI({ apiKey: two.key, baseURL: `${b.url}/v1`, maxRetries: 0 });
+      await onB.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: 'a longer turn of the second member, so that it costs another amount' }] });
+      const theirBill = Number((await ledgerRows(h.database, two.accountId, 1))[0]!.cost_micros);
+      expect(theirBill).not.toBe(billed);
+      await expect.poll(() => theirs.updates.every((list) => list.at(-1) === theirBill), { timeout: 15_000 }).toBe(true);
+      expect(same.updates.flat().every((used) => used === 0 || used === billed)).toBe(true);
+    } finally {
+      executions.mockRestore();
+      wakeUps.close();
+      await Promise.all([same.close(), theirs.close(), withLimit.client.dispose(), withoutLimit.client.dispose()]);
+    }
+  });
+
+  it('masks a shared execution’s error for each subscriber, with that subscriber’s own request id', async () => {
+    const member: Member = await h.member();
+    const watchers = [watchOne(b, member.key, USAGE_UPDATED), watchOne(b, member.key, USAGE_UPDATED)];
+    const usage = b.app.services.usage;
+    try {
+      await expect.poll(() => watchers.every((w) => w.results.length === 1), { timeout: 15_000 }).toBe(true);
+      // The two share one execution (the test above counts them); its error is masked and named per socket.
+      vi.spyOn(usage, 'report').mockRejectedValue(new Error('secret detail of a failed read'));
+      const onA = new OpenAI({ apiKey: member.key, baseURL: `${h.app.url}/v1`, maxRetries: 0 });
+      await onA.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: 'a turn whose usage read fails' }] });
+      await expect.poll(() => watchers.every((w) => w.results.length >= 2), { timeout: 15_000 }).toBe(true);
+      const errors = watchers.map((w) => (w.results[1]!.errors as { message: string; extensions: { code: string; requestId: string } }[])[0]!);
+      for (const error of errors) {
+        expect(error.extensions.code).toBe('internal_error');
+        expect(error.message).not.toContain('secret detail');
+      }
+      expect(errors[0]!.extensions.requestId).toMatch(/^mbr_/);
+      expect(errors[1]!.extensions.requestId).toMatch(/^mbr_/);
+      expect(errors[0]!.extensions.requestId).not.toBe(errors[1]!.extensions.requestId);
+    } finally {
+      vi.restoreAllMocks();
+      await Promise.all(watchers.map((w) => w.client.dispose()));
+    }
+  });
+});
