@@ -5,25 +5,19 @@
  * `item_reference`, which the Vercel AI SDK sends instead of earlier replies while `store` is true). Kept in
  * Redis (shared by every instance) or, in single-instance mode, in memory (bounded). Every key carries the
  * payer's id: one payer can never read or delete another's response, whatever id it sends.
+ *
+ * A response is one key (`responses:<payer>:<id>:kept`) holding its three parts' JSON joined by newlines —
+ * JSON as `JSON.stringify` writes it never holds a raw newline — plus a key per message item, each written
+ * with a plain `SET … EX`. A Lua script setting three keys a response cost Redis ~90 µs a turn more than
+ * chat's path, twice the data's own cost (issue 48). Responses an older svc kept (a key for each part) are
+ * read too, until their retention ends.
  */
+import { Command, type Redis } from 'ioredis';
 import type { RedisClient } from '../../infra/redis.ts';
 import type { ChatMessage } from './chat.validate.ts';
 
 /** In-memory entries kept at most (single-instance mode); the oldest go first. */
 const MEMORY_ENTRIES = 10_000;
-
-/**
- * A response's keys written in one command (`svcResponseSave`): KEYS and ARGV pair up, the last ARGV is the
- * TTL. One command rather than a SET a key saves svc ~4 ioredis commands' work per response (their
- * argument arrays, promises and replies; issue 48).
- */
-const saveScript = `
-local ttl = ARGV[#ARGV]
-for i = 1, #KEYS do redis.call('SET', KEYS[i], ARGV[i], 'EX', ttl) end
-return #KEYS`;
-
-/** The script's command, as `defineCommand` adds it to the client. */
-type SavingRedis = RedisClient & { svcResponseSave(count: number, ...keysThenValues: (string | number)[]): Promise<number> };
 
 export interface LoadedConversation {
   /** The conversation of `previous_response_id`; null when none was asked for. Undefined: asked for, not found. */
@@ -51,8 +45,6 @@ export class ResponseStore {
   constructor(redis: RedisClient | null, retentionSeconds: number) {
     this.#redis = redis;
     this.#ttlSeconds = retentionSeconds;
-    // A cluster puts a response's keys in different slots, which no one script may touch: there, a SET each.
-    if (redis && !redis.isCluster) redis.defineCommand('svcResponseSave', { lua: saveScript });
   }
 
   /** False when `gateway.responsesRetentionSeconds` is 0: nothing is kept, `previous_response_id` always misses. */
@@ -66,14 +58,15 @@ export class ResponseStore {
 
   /** One round trip for the previous response and every referenced item. */
   async load(payerId: string, previousId: string | null, itemIds: readonly string[]): Promise<LoadedConversation> {
-    const keys = [...(previousId === null ? [] : [conversationKey(payerId, previousId)]), ...itemIds.map((id) => itemKey(payerId, id))];
+    const keys = [...(previousId === null ? [] : [keptKey(payerId, previousId), conversationKey(payerId, previousId)]), ...itemIds.map((id) => itemKey(payerId, id))];
     const values = keys.length === 0 || !this.enabled ? keys.map(() => null) : await this.#get(keys);
     const items = new Map<string, ChatMessage>();
     let offset = 0;
     let previous: ChatMessage[] | null | undefined = null;
     if (previousId !== null) {
-      previous = values[0] ? (JSON.parse(values[0]) as ChatMessage[]) : undefined;
-      offset = 1;
+      const json = values[0] ? part(values[0], CONVERSATION) : values[1];
+      previous = json ? (JSON.parse(json) as ChatMessage[]) : undefined;
+      offset = 2;
     }
     itemIds.forEach((id, i) => {
       const value = values[i + offset];
@@ -85,14 +78,15 @@ export class ResponseStore {
   /** The response object's JSON as it was sent, or null (unknown, another payer's, expired or deleted). */
   async response(payerId: string, id: string): Promise<string | null> {
     if (!this.enabled) return null;
-    const [json] = await this.#get([responseKey(payerId, id)]);
-    return json ?? null;
+    const [kept, older] = await this.#get([keptKey(payerId, id), responseKey(payerId, id)]);
+    return kept ? part(kept, RESPONSE) : (older ?? null);
   }
 
   /** The response's input items, or null when the response is not kept for this payer. */
   async inputItems(payerId: string, id: string): Promise<Record<string, unknown>[] | null> {
     if (!this.enabled) return null;
-    const [json] = await this.#get([inputKey(payerId, id)]);
+    const [kept, older] = await this.#get([keptKey(payerId, id), inputKey(payerId, id)]);
+    const json = kept ? part(kept, INPUT) : older;
     return json ? (JSON.parse(json) as Record<string, unknown>[]) : null;
   }
 
@@ -100,17 +94,15 @@ export class ResponseStore {
    * Keeps a finished response for the retention time. Its writes are handed to the Redis client when this is
    * called, before the caller answers, and the caller need not wait for them: one connection carries a
    * client's commands to Redis in order, so any later read of this instance (`load`, `response`,
-   * `inputItems`) is answered after them. The one command is written to the socket when issued, never
-   * auto-pipelined (`writtenAtOnce`, `redis.ts`): it is in the kernel before the reply, so a read through
-   * another instance, which starts only once the client has the reply, reaches Redis after it. On a cluster
-   * the SETs are auto-pipelined, sent from a `setImmediate`: there only this instance's reads are ordered.
+   * `inputItems`) is answered after them. The commands are written to the socket when issued, never
+   * auto-pipelined (`#setNow`): they are in the kernel before the reply, so a read through another instance,
+   * which starts only once the client has the reply, reaches Redis after them. On a cluster the SETs are
+   * auto-pipelined, sent from a `setImmediate`: there only this instance's reads are ordered.
    */
   async save(payerId: string, responseId: string, record: ResponseRecord): Promise<void> {
     if (!this.enabled) return;
     const entries: [string, string][] = [
-      [conversationKey(payerId, responseId), JSON.stringify(record.conversation)],
-      [responseKey(payerId, responseId), record.response],
-      [inputKey(payerId, responseId), record.input],
+      [keptKey(payerId, responseId), `${record.response}\n${record.input}\n${JSON.stringify(record.conversation)}`],
       ...record.items.map(([id, message]): [string, string] => [itemKey(payerId, id), JSON.stringify(message)]),
     ];
     const redis = this.#redis;
@@ -119,10 +111,7 @@ export class ResponseStore {
       return;
     }
     if (redis) {
-      const args: (string | number)[] = entries.map(([key]) => key);
-      for (const [, json] of entries) args.push(json);
-      args.push(this.#ttlSeconds);
-      await (redis as SavingRedis).svcResponseSave(entries.length, ...args);
+      await Promise.all(entries.map(([key, json]) => this.#setNow(redis as Redis, key, json)));
       return;
     }
     const expiresAt = Date.now() + this.#ttlSeconds * 1000;
@@ -137,6 +126,16 @@ export class ResponseStore {
   }
 
   /**
+   * `SET key json EX ttl` written to the socket now: `sendCommand` skips the auto-pipeline, which ioredis
+   * sends from a `setImmediate`, after the reply (the key prefix is added as `redis.set` adds it).
+   */
+  #setNow(redis: Redis, key: string, json: string): Promise<unknown> {
+    const command = new Command('set', [key, json, 'EX', this.#ttlSeconds], { keyPrefix: redis.options.keyPrefix, replyEncoding: 'utf8' });
+    redis.sendCommand(command);
+    return command.promise;
+  }
+
+  /**
    * Forgets a response: its object, input items, conversation and message items. False when there was none
    * for this payer.
    */
@@ -144,11 +143,11 @@ export class ResponseStore {
     const json = await this.response(payerId, id);
     if (json === null) return false;
     const output = (JSON.parse(json) as { output?: { type?: string; id?: string }[] }).output ?? [];
-    const keys = [responseKey(payerId, id), inputKey(payerId, id), conversationKey(payerId, id), ...output.filter((item) => item.type === 'message' && item.id).map((item) => itemKey(payerId, item.id!))];
+    const keys = [keptKey(payerId, id), responseKey(payerId, id), inputKey(payerId, id), conversationKey(payerId, id), ...output.filter((item) => item.type === 'message' && item.id).map((item) => itemKey(payerId, item.id!))];
     if (this.#redis) {
       // One DEL a key: the keys of different ids hash to different cluster slots.
       const deleted = await Promise.all(keys.map((key) => this.#redis!.del(key)));
-      return deleted[0]! > 0;
+      return deleted[0]! + deleted[1]! > 0;
     }
     for (const key of keys) this.#memory.delete(key);
     return true;
@@ -174,6 +173,25 @@ export class ResponseStore {
   }
 }
 
+/** The parts of a kept response, in the order they are joined. */
+const RESPONSE = 0;
+const INPUT = 1;
+const CONVERSATION = 2;
+
+/** One part of a kept response's value (`save`). */
+function part(kept: string, index: number): string {
+  let start = 0;
+  for (let i = 0; i < index; i++) start = kept.indexOf('\n', start) + 1;
+  const end = index === CONVERSATION ? kept.length : kept.indexOf('\n', start);
+  return kept.slice(start, end);
+}
+
+/** A response, as kept: its object, input items and conversation. */
+function keptKey(payerId: string, id: string): string {
+  return `responses:${payerId}:${id}:kept`;
+}
+
+/** An older svc's keys for a response's parts (read and deleted, never written). */
 function conversationKey(payerId: string, id: string): string {
   return `responses:${payerId}:${id}`;
 }

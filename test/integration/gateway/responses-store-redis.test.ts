@@ -1,8 +1,9 @@
 /**
  * The Responses store on a real Redis, through svc's own client (`openRedis`: key prefix, auto-pipelining):
- * a response's keys go out as one command, each with the retention TTL, under the configured prefix; a read
- * issued right after `save` (not awaited, as the framing does) finds the response, and the write is on the
- * socket before the caller answers, so a read through another instance finds it too.
+ * a response is one key and a key per message item, each a plain SET with the retention TTL, under the
+ * configured prefix; a read issued right after `save` (not awaited, as the framing does) finds the response,
+ * and the writes are on the socket before the caller answers, so a read through another instance finds it
+ * too. Responses an older svc kept (a key for each part) are still read and deleted.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -36,7 +37,7 @@ const conversation = [
 const item = { role: 'assistant', content: 'Hello, Ann — 你好.' };
 
 describe('ResponseStore on Redis', () => {
-  it('writes a response in one command, every key with the TTL, readable at once', async () => {
+  it('writes a response as one SET, and one per message item, every key with the TTL, readable at once', async () => {
     const store = new ResponseStore(layer.redis, 600);
     const redis = layer.redis!;
     const sent = vi.spyOn(redis, 'sendCommand');
@@ -45,7 +46,7 @@ describe('ResponseStore on Redis', () => {
     const input = JSON.stringify([{ type: 'message', role: 'user', content: 'x' }]);
     await store.save('payer-r', 'resp_r0', { conversation, items: [['msg_r0', item]], response: responseOf(0), input });
     // Auto-pipelining hands the commands to the client after this turn: counted once the write is done.
-    expect(sent.mock.calls.map(([command]) => command.name)).toEqual([expect.stringMatching(/^eval(sha)?$/)]);
+    expect(sent.mock.calls.map(([command]) => command.name)).toEqual(['set', 'set']);
     sent.mockRestore();
     // Read without waiting for the write (as the framing does): the one connection keeps the order.
     const saved = store.save('payer-r', 'resp_r1', { conversation, items: [['msg_r1', item]], response, input });
@@ -57,7 +58,7 @@ describe('ResponseStore on Redis', () => {
     expect(await store.delete('payer-r', 'resp_r0')).toBe(true);
     const keys = (await inspect.keys(`${keyPrefix}responses:payer-r:*`)).sort();
     expect(keys).toEqual(
-      [`${keyPrefix}responses:payer-r:item:msg_r1`, `${keyPrefix}responses:payer-r:resp_r1`, `${keyPrefix}responses:payer-r:resp_r1:input`, `${keyPrefix}responses:payer-r:resp_r1:object`].sort(),
+      [`${keyPrefix}responses:payer-r:item:msg_r1`, `${keyPrefix}responses:payer-r:resp_r1:kept`].sort(),
     );
     for (const key of keys) expect(await inspect.ttl(key)).toBeGreaterThan(590);
     expect(await store.delete('payer-r', 'resp_r1')).toBe(true);
@@ -76,7 +77,7 @@ describe('ResponseStore on Redis', () => {
     expect(redis.stream.writableLength).toBe(0);
     expect(redis.stream.bytesWritten - before).toBeGreaterThan(response.length);
     // Read through another connection (as another instance would) without waiting for the save.
-    expect(await inspect.get(`${keyPrefix}responses:payer-r:resp_r3:object`)).toBe(response);
+    expect((await inspect.get(`${keyPrefix}responses:payer-r:resp_r3:kept`))?.split('\n')[0]).toBe(response);
     await Promise.all([busy, saved]);
   });
 
@@ -85,5 +86,23 @@ describe('ResponseStore on Redis', () => {
     await store.save('payer-r', 'resp_r2', { conversation: [], items: [], response: '{"id":"resp_r2","output":[]}', input: '[]' });
     expect(await store.response('payer-r', 'resp_r2')).toBe('{"id":"resp_r2","output":[]}');
     expect((await store.load('payer-r', 'resp_r2', [])).previous).toEqual([]);
+  });
+
+  it('reads, chains from and deletes a response an older svc kept as a key for each part', async () => {
+    const store = new ResponseStore(layer.redis, 60);
+    const response = JSON.stringify({ id: 'resp_old', object: 'response', output: [{ type: 'message', id: 'msg_old' }] });
+    const input = JSON.stringify([{ type: 'message', role: 'user', content: 'x' }]);
+    const old = `${keyPrefix}responses:payer-r:resp_old`;
+    await inspect.set(old, JSON.stringify(conversation), 'EX', 60);
+    await inspect.set(`${old}:object`, response, 'EX', 60);
+    await inspect.set(`${old}:input`, input, 'EX', 60);
+    await inspect.set(`${keyPrefix}responses:payer-r:item:msg_old`, JSON.stringify(item), 'EX', 60);
+    expect(await store.response('payer-r', 'resp_old')).toBe(response);
+    expect(await store.inputItems('payer-r', 'resp_old')).toEqual(JSON.parse(input));
+    expect(await store.load('payer-r', 'resp_old', ['msg_old'])).toEqual({ previous: conversation, items: new Map([['msg_old', item]]) });
+    expect(await store.response('payer-x', 'resp_old')).toBeNull();
+    expect(await store.delete('payer-r', 'resp_old')).toBe(true);
+    expect(await inspect.keys(`${keyPrefix}responses:payer-r:*old*`)).toEqual([]);
+    expect(await store.delete('payer-r', 'resp_old')).toBe(false);
   });
 });
