@@ -94,9 +94,10 @@ export class ResponseStore {
    * Keeps a finished response for the retention time. Its writes are handed to the Redis client when this is
    * called, before the caller answers, and the caller need not wait for them: one connection carries a
    * client's commands to Redis in order, so any later read of this instance (`load`, `response`,
-   * `inputItems`) is answered after them. The commands are written to the socket when issued, never
-   * auto-pipelined (`#setNow`): they are in the kernel before the reply, so a read through another instance,
-   * which starts only once the client has the reply, reaches Redis after them. On a cluster the SETs are
+   * `inputItems`) is answered after them. The commands are never auto-pipelined (`#setNow`) and go to the
+   * socket at `flush`, which the caller calls before its reply's last bytes: they are in the kernel before
+   * the reply, so a read through another instance, which starts only once the client has the reply, reaches
+   * Redis after them. On a cluster the SETs are
    * auto-pipelined, sent from a `setImmediate`: there only this instance's reads are ordered.
    */
   async save(payerId: string, responseId: string, record: ResponseRecord): Promise<void> {
@@ -106,12 +107,8 @@ export class ResponseStore {
     const items = record.items.map(([id, message]): [string, string] => [itemKey(payerId, id), JSON.stringify(message)]);
     const redis = this.#redis;
     if (redis && !redis.isCluster) {
-      // One write for the response's SETs: uncorked before this returns, so they are in the kernel still.
-      const stream = (redis as Redis).stream;
-      stream.cork();
-      const written = [this.#setNow(redis as Redis, key, kept), ...items.map(([itemKey, json]) => this.#setNow(redis as Redis, itemKey, [json]))];
-      stream.uncork();
-      await Promise.all(written);
+      this.#hold(redis as Redis);
+      await Promise.all([this.#setNow(redis as Redis, key, kept), ...items.map(([itemKey, json]) => this.#setNow(redis as Redis, itemKey, [json]))]);
       return;
     }
     const entries: [string, string][] = [[key, kept.join('\n')], ...items];
@@ -129,6 +126,27 @@ export class ResponseStore {
       this.#memory.delete(key);
     }
   }
+
+  /**
+   * Corks the connection until `flush`: the caller flushes once the turn's final checkpoint is issued too,
+   * before its reply's last bytes, so Redis gets a turn's commands in one read (one wake-up, one answer).
+   * Never later than this tick.
+   */
+  #hold(redis: Redis): void {
+    if (this.#held) return;
+    this.#held = redis.stream;
+    this.#held.cork();
+    process.nextTick(this.flush);
+  }
+
+  #held: Redis['stream'] | null = null;
+
+  /** Writes what `save` holds to the socket (a no-op when it holds nothing). */
+  readonly flush = (): void => {
+    const stream = this.#held;
+    this.#held = null;
+    stream?.uncork();
+  };
 
   /**
    * `SET key <parts joined by newlines> EX ttl`, written to the socket now: `sendCommand` skips the

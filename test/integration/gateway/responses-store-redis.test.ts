@@ -2,7 +2,7 @@
  * The Responses store on a real Redis, through svc's own client (`openRedis`: key prefix, auto-pipelining):
  * a response is one key and a key per message item, each a plain SET with the retention TTL, under the
  * configured prefix; a read issued right after `save` (not awaited, as the framing does) finds the response,
- * and the writes are on the socket before the caller answers, so a read through another instance finds it
+ * and the writes are on the socket once the caller flushes them, before it answers, so a read through another instance finds it
  * too. Responses an older svc kept (a key for each part) are still read and deleted.
  */
 import { randomBytes } from 'node:crypto';
@@ -50,6 +50,7 @@ describe('ResponseStore on Redis', () => {
     sent.mockRestore();
     // Read without waiting for the write (as the framing does): the one connection keeps the order.
     const saved = store.save('payer-r', 'resp_r1', { conversation, items: [['msg_r1', item]], response, input });
+    // Not flushed: it goes out at the end of this tick anyway.
     const [object, loaded] = await Promise.all([store.response('payer-r', 'resp_r1'), store.load('payer-r', 'resp_r1', ['msg_r1'])]);
     await saved;
     expect(object).toBe(response);
@@ -65,7 +66,7 @@ describe('ResponseStore on Redis', () => {
     expect(await inspect.keys(`${keyPrefix}responses:payer-r:*`)).toEqual([]);
   });
 
-  it("is in the Redis socket's kernel buffer when save() returns, before the caller's reply, though an auto-pipeline waits", async () => {
+  it("is in the Redis socket's kernel buffer once flushed, before the caller's reply, though an auto-pipeline waits", async () => {
     const store = new ResponseStore(layer.redis, 60);
     const redis = layer.redis as Redis;
     // Under load: an auto-pipeline of other commands waits for its answer; the save once waited behind it.
@@ -73,6 +74,9 @@ describe('ResponseStore on Redis', () => {
     const before = redis.stream.bytesWritten;
     const response = JSON.stringify({ id: 'resp_r3', object: 'response', output: [] });
     const saved = store.save('payer-r', 'resp_r3', { conversation, items: [], response, input: '[]' });
+    // Held for the turn's final checkpoint to join it in one write, until the caller flushes.
+    expect(redis.stream.writableLength).toBeGreaterThan(response.length);
+    store.flush();
     // `bytesWritten` counts what is buffered too: none is, so it was all handed to the kernel.
     expect(redis.stream.writableLength).toBe(0);
     expect(redis.stream.bytesWritten - before).toBeGreaterThan(response.length);
