@@ -38,15 +38,16 @@ export interface RedisLayer {
  * by its first argument, which for these is the key count, not a key: they are sent on their own (each one
  * still goes to the node of its keys' slot). Add a new script's command name here.
  */
-export const scriptCommands = ['svcSettle', 'svcRaise', 'svcHeartbeat', 'svcDeadInstances', 'svcRateLimit', 'svcRateRefund', 'svcConnectionAdd', 'svcConnectionTake', 'svcLease', 'svcRelease', 'svcCheckpoint', 'svcResponseSave'];
+export const scriptCommands = ['svcSettle', 'svcRaise', 'svcHeartbeat', 'svcDeadInstances', 'svcRateLimit', 'svcRateRefund', 'svcConnectionAdd', 'svcConnectionTake', 'svcLease', 'svcRelease', 'svcCheckpoint'];
 
 /**
  * Commands written to the socket when issued, never auto-pipelined: ioredis sends an auto-pipeline from a
  * `setImmediate`, and not before the previous one has been answered — a round trip or more later. A
- * finished turn's final checkpoint must be in the kernel before its reply's last bytes (settlement.ts), and
- * a kept response before its reply, so a read through another instance finds it (`responses.store.ts`).
+ * finished turn's final checkpoint must be in the kernel before its reply's last bytes (settlement.ts). A
+ * kept response must be too, so a read through another instance finds it: its SETs are sent past the
+ * auto-pipeline with `sendCommand` (`responses.store.ts`), as a SET here would take every SET out of it.
  */
-const writtenAtOnce = ['svcCheckpoint', 'svcResponseSave'];
+const writtenAtOnce = ['svcCheckpoint'];
 
 export async function openRedis(config: Config, log: Logger): Promise<RedisLayer> {
   const url = config.redis.url;

@@ -4,10 +4,12 @@
  * change of a few percent cannot be seen in time; valgrind's callgrind counts instructions, and gives the same
  * count run after run.
  *
- *   node test/bench/instr.ts [s1|s4|paths] [--requests=1000] [--warm-up=5] [--systems=passthrough,svc] [--svc-node-flags=…] [--top=25]
+ *   node test/bench/instr.ts [s1|s4|paths] [--requests=1000] [--warm-up=5] [--systems=passthrough,svc] [--svc-node-flags=…] [--top=25] [--api=chat|messages|responses]
  *
  * `s1`: sequential non-streaming chat requests (S1's body); `s4`: streams of 100 chunks, 10 at a time,
  * 50 ms apart (slow enough that each chunk is its own read under valgrind, which runs svc ~50× slower).
+ * `--api=messages|responses` sends svc the same request through `POST /v1/messages` or `POST /v1/responses`
+ * (`ab.ts`'s bodies; the passthrough still relays chat): what another API adds over chat, in instructions.
  * `paths`: one svc (no passthrough), chat then search over REST then search over MCP (paths.ts's calls), each
  * warmed up and counted on its own, one dump each: what a search costs over a chat turn, in the same process.
  * Each system runs under `valgrind --tool=callgrind` with counting off; after the warm-up (5× the measured
@@ -29,7 +31,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { sequential, streams } from './load.ts';
 import { pinSelf } from './procs.ts';
-import { plainBody, streamBody } from './scenarios.ts';
+import { plainBody as plainChatBody, plainMessagesBody, plainResponsesBody, streamBody as streamChatBody, streamMessagesBody, streamResponsesBody } from './scenarios.ts';
 import { searchCalls, sequentialCalls, type Call } from './search.ts';
 import { startSvc } from './svc.ts';
 import { startScriptedSearxng } from '../fixtures/scripted-searxng.ts';
@@ -42,6 +44,15 @@ const requests = Number(option('requests') ?? (mode === 's1' ? 1000 : 20));
 const systems = (option('systems') ?? 'passthrough,svc').split(',');
 const svcNodeFlags = (option('svc-node-flags') ?? '').split(' ').filter(Boolean);
 const TOP = Number(option('top') ?? 25);
+const api = option('api') ?? 'chat';
+const bodies = {
+  chat: { path: '/v1/chat/completions', plain: plainChatBody, stream: streamChatBody },
+  messages: { path: '/v1/messages', plain: plainMessagesBody, stream: streamMessagesBody },
+  responses: { path: '/v1/responses', plain: plainResponsesBody, stream: streamResponsesBody },
+};
+if (!Object.hasOwn(bodies, api)) throw new Error('--api= takes chat, messages or responses');
+/** The API svc is called through (the passthrough only relays chat). */
+const through = (system: System) => (system.name === 'svc' ? bodies[api as keyof typeof bodies] : bodies.chat);
 const STREAMS_AT_ONCE = 10;
 /** Warm-up, in measured loads (the compiler never quite stops under valgrind: see the header). */
 const WARM_UP = Number(option('warm-up') ?? 5);
@@ -56,11 +67,12 @@ const wrap = ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--smc-check
 
 /** The measured load, `times` over: `requests` requests, or `requests` streams. Returns what one pass relays (requests or chunks). */
 async function load(system: System, times: number): Promise<number> {
+  const { path, plain, stream } = through(system);
   if (mode !== 's4') {
-    await sequential(system.target(false), plainBody, requests * times, 0);
+    await sequential({ ...system.target(false), path }, plain, requests * times, 0);
     return requests;
   }
-  const result = await streams(system.target(true), streamBody, STREAMS_AT_ONCE, CHUNKS, { perWorker: Math.ceil((requests * times) / STREAMS_AT_ONCE), staggerMs: 50 * CHUNKS, skipFirst: false });
+  const result = await streams({ ...system.target(true), path }, stream, STREAMS_AT_ONCE, CHUNKS, { perWorker: Math.ceil((requests * times) / STREAMS_AT_ONCE), staggerMs: 50 * CHUNKS, skipFirst: false });
   return result.chunksRelayed / times;
 }
 
@@ -170,7 +182,7 @@ async function countPaths(): Promise<void> {
   try {
     const search = searchCalls(svc, searxng.url);
     const calls: [string, Call][] = [
-      ['chat', { origin: svc.origin, method: 'POST', path: '/v1/chat/completions', headers: svc.headers, body: plainBody, ok: (status) => status === 200 }],
+      ['chat', { origin: svc.origin, method: 'POST', path: '/v1/chat/completions', headers: svc.headers, body: plainChatBody, ok: (status) => status === 200 }],
       ['search.rest', search.rest],
       ['search.mcp', search.mcp],
     ];
@@ -201,7 +213,7 @@ async function countSystems(): Promise<void> {
       callgrind('--instr=on', system.pid);
       const units = await load(system, 1);
       callgrind('--dump', system.pid);
-      const text = report(name, system.pid, units);
+      const text = report(name === 'svc' && api !== 'chat' ? `svc through ${through(system).path}` : name, system.pid, units);
       totals.push(text.split('\n')[0]!);
       process.stdout.write(text + '\n');
     } finally {

@@ -250,6 +250,7 @@ export class ChatExecutor implements Executor<ChatCall> {
       const body = typeof framed === 'string' ? framed : await framed;
       turn.output = true;
       exchange.finishing?.(turn);
+      call.framing.replying?.();
       reply
         .headers(turn.rate ? rateLimitHeaders(turn.rate) : {})
         .headers(costHeaders(turn))
@@ -266,6 +267,7 @@ export class ChatExecutor implements Executor<ChatCall> {
     const text = framer.push(Buffer.from(replayAsChunks(completion))).toString() + (await framer.end(call.includeUsage ? withCost({ ...completion.usage }, turn) : null));
     turn.output = true;
     exchange.finishing?.(turn);
+    call.framing.replying?.();
     writeRawHead(reply, 200, streamHeaders(turn, serverTiming(turn, upstreamMs)));
     reply.raw.end(text);
   }
@@ -357,6 +359,7 @@ export class ChatExecutor implements Executor<ChatCall> {
     const end = rewriter.end(billed && withCost(billed, turn));
     const last = typeof end === 'string' ? end : await end;
     exchange.finishing?.(turn);
+    call.framing.replying?.();
     raw.end(last);
   }
 }

@@ -56,6 +56,8 @@ export interface ReplyFraming {
   json(completion: ChatCompletion): string | Promise<string>;
   /** A framer for one streamed reply; `model` is the product id replies name. */
   stream(model: string, includeUsage: boolean): StreamFramer;
+  /** Called once the turn's final checkpoint is issued, right before the reply's last bytes go out. */
+  replying?(): void;
 }
 
 /** `POST /v1/chat/completions` as the official SDKs parse it (CONFORMANCE "Chat completions", "Streaming"). */

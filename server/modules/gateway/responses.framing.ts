@@ -101,6 +101,11 @@ export class ResponsesFraming implements SearchingFraming {
     return new ResponsesStream(this, model);
   }
 
+  /** The kept response's writes go out with the turn's final checkpoint, in one write (`ResponseStore.flush`). */
+  replying(): void {
+    this.context.store?.flush();
+  }
+
   /**
    * The `response` object in a given state, as JSON: what `JSON.stringify(this.response(…))` gives, byte for
    * byte (`responses-framing.test.ts` holds the two together), with the echo — the same in every state —

@@ -5,25 +5,19 @@
  * `item_reference`, which the Vercel AI SDK sends instead of earlier replies while `store` is true). Kept in
  * Redis (shared by every instance) or, in single-instance mode, in memory (bounded). Every key carries the
  * payer's id: one payer can never read or delete another's response, whatever id it sends.
+ *
+ * A response is one key (`responses:<payer>:<id>:kept`) holding its three parts' JSON joined by newlines —
+ * JSON as `JSON.stringify` writes it never holds a raw newline — plus a key per message item, each written
+ * with a plain `SET … EX`. A Lua script setting three keys a response cost Redis ~90 µs a turn more than
+ * chat's path, twice the data's own cost (issue 48). Responses an older svc kept (a key for each part) are
+ * read too, until their retention ends.
  */
+import { Command, type Redis } from 'ioredis';
 import type { RedisClient } from '../../infra/redis.ts';
 import type { ChatMessage } from './chat.validate.ts';
 
 /** In-memory entries kept at most (single-instance mode); the oldest go first. */
 const MEMORY_ENTRIES = 10_000;
-
-/**
- * A response's keys written in one command (`svcResponseSave`): KEYS and ARGV pair up, the last ARGV is the
- * TTL. One command rather than a SET a key saves svc ~4 ioredis commands' work per response (their
- * argument arrays, promises and replies; issue 48).
- */
-const saveScript = `
-local ttl = ARGV[#ARGV]
-for i = 1, #KEYS do redis.call('SET', KEYS[i], ARGV[i], 'EX', ttl) end
-return #KEYS`;
-
-/** The script's command, as `defineCommand` adds it to the client. */
-type SavingRedis = RedisClient & { svcResponseSave(count: number, ...keysThenValues: (string | number)[]): Promise<number> };
 
 export interface LoadedConversation {
   /** The conversation of `previous_response_id`; null when none was asked for. Undefined: asked for, not found. */
@@ -51,8 +45,6 @@ export class ResponseStore {
   constructor(redis: RedisClient | null, retentionSeconds: number) {
     this.#redis = redis;
     this.#ttlSeconds = retentionSeconds;
-    // A cluster puts a response's keys in different slots, which no one script may touch: there, a SET each.
-    if (redis && !redis.isCluster) redis.defineCommand('svcResponseSave', { lua: saveScript });
   }
 
   /** False when `gateway.responsesRetentionSeconds` is 0: nothing is kept, `previous_response_id` always misses. */
@@ -66,14 +58,15 @@ export class ResponseStore {
 
   /** One round trip for the previous response and every referenced item. */
   async load(payerId: string, previousId: string | null, itemIds: readonly string[]): Promise<LoadedConversation> {
-    const keys = [...(previousId === null ? [] : [conversationKey(payerId, previousId)]), ...itemIds.map((id) => itemKey(payerId, id))];
+    const keys = [...(previousId === null ? [] : [keptKey(payerId, previousId), conversationKey(payerId, previousId)]), ...itemIds.map((id) => itemKey(payerId, id))];
     const values = keys.length === 0 || !this.enabled ? keys.map(() => null) : await this.#get(keys);
     const items = new Map<string, ChatMessage>();
     let offset = 0;
     let previous: ChatMessage[] | null | undefined = null;
     if (previousId !== null) {
-      previous = values[0] ? (JSON.parse(values[0]) as ChatMessage[]) : undefined;
-      offset = 1;
+      const json = values[0] ? part(values[0], CONVERSATION) : values[1];
+      previous = json ? (JSON.parse(json) as ChatMessage[]) : undefined;
+      offset = 2;
     }
     itemIds.forEach((id, i) => {
       const value = values[i + offset];
@@ -85,14 +78,15 @@ export class ResponseStore {
   /** The response object's JSON as it was sent, or null (unknown, another payer's, expired or deleted). */
   async response(payerId: string, id: string): Promise<string | null> {
     if (!this.enabled) return null;
-    const [json] = await this.#get([responseKey(payerId, id)]);
-    return json ?? null;
+    const [kept, older] = await this.#get([keptKey(payerId, id), responseKey(payerId, id)]);
+    return kept ? part(kept, RESPONSE) : (older ?? null);
   }
 
   /** The response's input items, or null when the response is not kept for this payer. */
   async inputItems(payerId: string, id: string): Promise<Record<string, unknown>[] | null> {
     if (!this.enabled) return null;
-    const [json] = await this.#get([inputKey(payerId, id)]);
+    const [kept, older] = await this.#get([keptKey(payerId, id), inputKey(payerId, id)]);
+    const json = kept ? part(kept, INPUT) : older;
     return json ? (JSON.parse(json) as Record<string, unknown>[]) : null;
   }
 
@@ -100,29 +94,26 @@ export class ResponseStore {
    * Keeps a finished response for the retention time. Its writes are handed to the Redis client when this is
    * called, before the caller answers, and the caller need not wait for them: one connection carries a
    * client's commands to Redis in order, so any later read of this instance (`load`, `response`,
-   * `inputItems`) is answered after them. The one command is written to the socket when issued, never
-   * auto-pipelined (`writtenAtOnce`, `redis.ts`): it is in the kernel before the reply, so a read through
-   * another instance, which starts only once the client has the reply, reaches Redis after it. On a cluster
-   * the SETs are auto-pipelined, sent from a `setImmediate`: there only this instance's reads are ordered.
+   * `inputItems`) is answered after them. The commands are never auto-pipelined (`#setNow`) and go to the
+   * socket at `flush`, which the caller calls before its reply's last bytes: they are in the kernel before
+   * the reply, so a read through another instance, which starts only once the client has the reply, reaches
+   * Redis after them. On a cluster the SETs are
+   * auto-pipelined, sent from a `setImmediate`: there only this instance's reads are ordered.
    */
   async save(payerId: string, responseId: string, record: ResponseRecord): Promise<void> {
     if (!this.enabled) return;
-    const entries: [string, string][] = [
-      [conversationKey(payerId, responseId), JSON.stringify(record.conversation)],
-      [responseKey(payerId, responseId), record.response],
-      [inputKey(payerId, responseId), record.input],
-      ...record.items.map(([id, message]): [string, string] => [itemKey(payerId, id), JSON.stringify(message)]),
-    ];
+    const key = keptKey(payerId, responseId);
+    const kept = [record.response, record.input, JSON.stringify(record.conversation)];
+    const items = record.items.map(([id, message]): [string, string] => [itemKey(payerId, id), JSON.stringify(message)]);
     const redis = this.#redis;
-    if (redis?.isCluster) {
-      await Promise.all(entries.map(([key, json]) => redis.set(key, json, 'EX', this.#ttlSeconds)));
+    if (redis && !redis.isCluster) {
+      this.#hold(redis as Redis);
+      await Promise.all([this.#setNow(redis as Redis, key, kept), ...items.map(([itemKey, json]) => this.#setNow(redis as Redis, itemKey, [json]))]);
       return;
     }
+    const entries: [string, string][] = [[key, kept.join('\n')], ...items];
     if (redis) {
-      const args: (string | number)[] = entries.map(([key]) => key);
-      for (const [, json] of entries) args.push(json);
-      args.push(this.#ttlSeconds);
-      await (redis as SavingRedis).svcResponseSave(entries.length, ...args);
+      await Promise.all(entries.map(([key, json]) => redis.set(key, json, 'EX', this.#ttlSeconds)));
       return;
     }
     const expiresAt = Date.now() + this.#ttlSeconds * 1000;
@@ -137,6 +128,39 @@ export class ResponseStore {
   }
 
   /**
+   * Corks the connection until `flush`: the caller flushes once the turn's final checkpoint is issued too,
+   * before its reply's last bytes, so Redis gets a turn's commands in one read (one wake-up, one answer).
+   * Never later than this tick.
+   */
+  #hold(redis: Redis): void {
+    if (this.#held) return;
+    this.#held = redis.stream;
+    this.#held.cork();
+    process.nextTick(this.flush);
+  }
+
+  #held: Redis['stream'] | null = null;
+
+  /** Writes what `save` holds to the socket (a no-op when it holds nothing). */
+  readonly flush = (): void => {
+    const stream = this.#held;
+    this.#held = null;
+    stream?.uncork();
+  };
+
+  /**
+   * `SET key <parts joined by newlines> EX ttl`, written to the socket now: `sendCommand` skips the
+   * auto-pipeline, which ioredis sends from a `setImmediate`, after the reply. The request is written here,
+   * each part encoded once straight into it: through ioredis the joined value was flattened, measured and
+   * encoded apart (~70 k instructions a response, `instr.ts`).
+   */
+  #setNow(redis: Redis, key: string, parts: readonly string[]): Promise<unknown> {
+    const command = new WrittenCommand(setRequest(`${redis.options.keyPrefix ?? ''}${key}`, parts, this.#ttlSeconds));
+    redis.sendCommand(command);
+    return command.promise;
+  }
+
+  /**
    * Forgets a response: its object, input items, conversation and message items. False when there was none
    * for this payer.
    */
@@ -144,11 +168,11 @@ export class ResponseStore {
     const json = await this.response(payerId, id);
     if (json === null) return false;
     const output = (JSON.parse(json) as { output?: { type?: string; id?: string }[] }).output ?? [];
-    const keys = [responseKey(payerId, id), inputKey(payerId, id), conversationKey(payerId, id), ...output.filter((item) => item.type === 'message' && item.id).map((item) => itemKey(payerId, item.id!))];
+    const keys = [keptKey(payerId, id), responseKey(payerId, id), inputKey(payerId, id), conversationKey(payerId, id), ...output.filter((item) => item.type === 'message' && item.id).map((item) => itemKey(payerId, item.id!))];
     if (this.#redis) {
       // One DEL a key: the keys of different ids hash to different cluster slots.
       const deleted = await Promise.all(keys.map((key) => this.#redis!.del(key)));
-      return deleted[0]! > 0;
+      return deleted[0]! + deleted[1]! > 0;
     }
     for (const key of keys) this.#memory.delete(key);
     return true;
@@ -174,6 +198,57 @@ export class ResponseStore {
   }
 }
 
+/** A command whose request is already written (RESP). */
+class WrittenCommand extends Command {
+  readonly #request: Buffer;
+
+  constructor(request: Buffer) {
+    super('set', [], { replyEncoding: 'utf8' });
+    this.#request = request;
+  }
+
+  override toWritable(): Buffer {
+    return this.#request;
+  }
+}
+
+/** `SET key value EX ttl` as RESP, the value the parts joined by newlines. */
+function setRequest(key: string, parts: readonly string[], ttlSeconds: number): Buffer {
+  let valueBytes = parts.length - 1;
+  for (const part of parts) valueBytes += Buffer.byteLength(part);
+  const ttl = String(ttlSeconds);
+  const head = `*5\r\n$3\r\nSET\r\n$${Buffer.byteLength(key)}\r\n${key}\r\n$${valueBytes}\r\n`;
+  const tail = `\r\n$2\r\nEX\r\n$${ttl.length}\r\n${ttl}\r\n`;
+  const headBytes = Buffer.byteLength(head);
+  const out = Buffer.allocUnsafe(headBytes + valueBytes + tail.length);
+  let at = out.write(head, 0);
+  parts.forEach((part, i) => {
+    if (i > 0) out[at++] = 0x0a;
+    at += out.write(part, at);
+  });
+  out.write(tail, at, 'latin1');
+  return out;
+}
+
+/** The parts of a kept response, in the order they are joined. */
+const RESPONSE = 0;
+const INPUT = 1;
+const CONVERSATION = 2;
+
+/** One part of a kept response's value (`save`). */
+function part(kept: string, index: number): string {
+  let start = 0;
+  for (let i = 0; i < index; i++) start = kept.indexOf('\n', start) + 1;
+  const end = index === CONVERSATION ? kept.length : kept.indexOf('\n', start);
+  return kept.slice(start, end);
+}
+
+/** A response, as kept: its object, input items and conversation. */
+function keptKey(payerId: string, id: string): string {
+  return `responses:${payerId}:${id}:kept`;
+}
+
+/** An older svc's keys for a response's parts (read and deleted, never written). */
 function conversationKey(payerId: string, id: string): string {
   return `responses:${payerId}:${id}`;
 }

@@ -1,8 +1,9 @@
 /**
  * The Responses store on a real Redis, through svc's own client (`openRedis`: key prefix, auto-pipelining):
- * a response's keys go out as one command, each with the retention TTL, under the configured prefix; a read
- * issued right after `save` (not awaited, as the framing does) finds the response, and the write is on the
- * socket before the caller answers, so a read through another instance finds it too.
+ * a response is one key and a key per message item, each a plain SET with the retention TTL, under the
+ * configured prefix; a read issued right after `save` (not awaited, as the framing does) finds the response,
+ * and the writes are on the socket once the caller flushes them, before it answers, so a read through another instance finds it
+ * too. Responses an older svc kept (a key for each part) are still read and deleted.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -36,7 +37,7 @@ const conversation = [
 const item = { role: 'assistant', content: 'Hello, Ann — 你好.' };
 
 describe('ResponseStore on Redis', () => {
-  it('writes a response in one command, every key with the TTL, readable at once', async () => {
+  it('writes a response as one SET, and one per message item, every key with the TTL, readable at once', async () => {
     const store = new ResponseStore(layer.redis, 600);
     const redis = layer.redis!;
     const sent = vi.spyOn(redis, 'sendCommand');
@@ -45,10 +46,11 @@ describe('ResponseStore on Redis', () => {
     const input = JSON.stringify([{ type: 'message', role: 'user', content: 'x' }]);
     await store.save('payer-r', 'resp_r0', { conversation, items: [['msg_r0', item]], response: responseOf(0), input });
     // Auto-pipelining hands the commands to the client after this turn: counted once the write is done.
-    expect(sent.mock.calls.map(([command]) => command.name)).toEqual([expect.stringMatching(/^eval(sha)?$/)]);
+    expect(sent.mock.calls.map(([command]) => command.name)).toEqual(['set', 'set']);
     sent.mockRestore();
     // Read without waiting for the write (as the framing does): the one connection keeps the order.
     const saved = store.save('payer-r', 'resp_r1', { conversation, items: [['msg_r1', item]], response, input });
+    // Not flushed: it goes out at the end of this tick anyway.
     const [object, loaded] = await Promise.all([store.response('payer-r', 'resp_r1'), store.load('payer-r', 'resp_r1', ['msg_r1'])]);
     await saved;
     expect(object).toBe(response);
@@ -57,14 +59,14 @@ describe('ResponseStore on Redis', () => {
     expect(await store.delete('payer-r', 'resp_r0')).toBe(true);
     const keys = (await inspect.keys(`${keyPrefix}responses:payer-r:*`)).sort();
     expect(keys).toEqual(
-      [`${keyPrefix}responses:payer-r:item:msg_r1`, `${keyPrefix}responses:payer-r:resp_r1`, `${keyPrefix}responses:payer-r:resp_r1:input`, `${keyPrefix}responses:payer-r:resp_r1:object`].sort(),
+      [`${keyPrefix}responses:payer-r:item:msg_r1`, `${keyPrefix}responses:payer-r:resp_r1:kept`].sort(),
     );
     for (const key of keys) expect(await inspect.ttl(key)).toBeGreaterThan(590);
     expect(await store.delete('payer-r', 'resp_r1')).toBe(true);
     expect(await inspect.keys(`${keyPrefix}responses:payer-r:*`)).toEqual([]);
   });
 
-  it("is in the Redis socket's kernel buffer when save() returns, before the caller's reply, though an auto-pipeline waits", async () => {
+  it("is in the Redis socket's kernel buffer once flushed, before the caller's reply, though an auto-pipeline waits", async () => {
     const store = new ResponseStore(layer.redis, 60);
     const redis = layer.redis as Redis;
     // Under load: an auto-pipeline of other commands waits for its answer; the save once waited behind it.
@@ -72,11 +74,14 @@ describe('ResponseStore on Redis', () => {
     const before = redis.stream.bytesWritten;
     const response = JSON.stringify({ id: 'resp_r3', object: 'response', output: [] });
     const saved = store.save('payer-r', 'resp_r3', { conversation, items: [], response, input: '[]' });
+    // Held for the turn's final checkpoint to join it in one write, until the caller flushes.
+    expect(redis.stream.writableLength).toBeGreaterThan(response.length);
+    store.flush();
     // `bytesWritten` counts what is buffered too: none is, so it was all handed to the kernel.
     expect(redis.stream.writableLength).toBe(0);
     expect(redis.stream.bytesWritten - before).toBeGreaterThan(response.length);
     // Read through another connection (as another instance would) without waiting for the save.
-    expect(await inspect.get(`${keyPrefix}responses:payer-r:resp_r3:object`)).toBe(response);
+    expect((await inspect.get(`${keyPrefix}responses:payer-r:resp_r3:kept`))?.split('\n')[0]).toBe(response);
     await Promise.all([busy, saved]);
   });
 
@@ -85,5 +90,23 @@ describe('ResponseStore on Redis', () => {
     await store.save('payer-r', 'resp_r2', { conversation: [], items: [], response: '{"id":"resp_r2","output":[]}', input: '[]' });
     expect(await store.response('payer-r', 'resp_r2')).toBe('{"id":"resp_r2","output":[]}');
     expect((await store.load('payer-r', 'resp_r2', [])).previous).toEqual([]);
+  });
+
+  it('reads, chains from and deletes a response an older svc kept as a key for each part', async () => {
+    const store = new ResponseStore(layer.redis, 60);
+    const response = JSON.stringify({ id: 'resp_old', object: 'response', output: [{ type: 'message', id: 'msg_old' }] });
+    const input = JSON.stringify([{ type: 'message', role: 'user', content: 'x' }]);
+    const old = `${keyPrefix}responses:payer-r:resp_old`;
+    await inspect.set(old, JSON.stringify(conversation), 'EX', 60);
+    await inspect.set(`${old}:object`, response, 'EX', 60);
+    await inspect.set(`${old}:input`, input, 'EX', 60);
+    await inspect.set(`${keyPrefix}responses:payer-r:item:msg_old`, JSON.stringify(item), 'EX', 60);
+    expect(await store.response('payer-r', 'resp_old')).toBe(response);
+    expect(await store.inputItems('payer-r', 'resp_old')).toEqual(JSON.parse(input));
+    expect(await store.load('payer-r', 'resp_old', ['msg_old'])).toEqual({ previous: conversation, items: new Map([['msg_old', item]]) });
+    expect(await store.response('payer-x', 'resp_old')).toBeNull();
+    expect(await store.delete('payer-r', 'resp_old')).toBe(true);
+    expect(await inspect.keys(`${keyPrefix}responses:payer-r:*old*`)).toEqual([]);
+    expect(await store.delete('payer-r', 'resp_old')).toBe(false);
   });
 });
