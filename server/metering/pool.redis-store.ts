@@ -25,7 +25,9 @@
  * settlement stay one atomic script, and the sweeper reads each shard's index (one command per shard).
  * On a single Redis the tag is empty: the keys are exactly the names above.
  */
+import type { Redis } from 'ioredis';
 import type { RedisClient } from '../infra/redis.ts';
+import { setNow } from '../infra/redis-written.ts';
 import { LuaScript, type ScriptArgs } from '../infra/redis-script.ts';
 import type { ModelClass } from '../config/config.ts';
 import { modelClasses, poolWindows } from '../config/config.ts';
@@ -758,6 +760,13 @@ export class RedisPoolStore implements PoolStore {
    * the sweeper to find — once per stream, with the round's first call (leases are single-Redis only).
    */
   async checkpoint(items: readonly { ref: CheckpointRef; entry: LedgerEntry }[], listed: readonly { leaseId: string; requestId: string }[] = []): Promise<void> {
+    if (items.length === 1 && listed.length === 0 && !this.#cluster) {
+      // A turn's final checkpoint, one a turn: a plain SET written as it is issued. The script cost Redis
+      // ~40 µs and svc ~60 µs a turn (S3 throughput 0.67× of the same code without it).
+      const [{ ref, entry }] = items as [{ ref: CheckpointRef; entry: LedgerEntry }];
+      await setNow(this.#redis as Redis, `ckpt:${ref.requestId}`, [JSON.stringify(entry)], { unit: 'PX', value: CHECKPOINT_TTL_MS });
+      return;
+    }
     const calls: { keys: string[]; args: (string | number)[] }[] = [];
     const open = new Map<string, { keys: string[]; args: (string | number)[] }>();
     for (const { ref, entry } of items) {

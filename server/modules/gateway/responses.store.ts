@@ -12,8 +12,9 @@
  * chat's path, twice the data's own cost (issue 48). Responses an older svc kept (a key for each part) are
  * read too, until their retention ends.
  */
-import { Command, type Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { RedisClient } from '../../infra/redis.ts';
+import { setNow } from '../../infra/redis-written.ts';
 import type { ChatMessage } from './chat.validate.ts';
 
 /** In-memory entries kept at most (single-instance mode); the oldest go first. */
@@ -148,16 +149,9 @@ export class ResponseStore {
     stream?.uncork();
   };
 
-  /**
-   * `SET key <parts joined by newlines> EX ttl`, written to the socket now: `sendCommand` skips the
-   * auto-pipeline, which ioredis sends from a `setImmediate`, after the reply. The request is written here,
-   * each part encoded once straight into it: through ioredis the joined value was flattened, measured and
-   * encoded apart (~70 k instructions a response, `instr.ts`).
-   */
+  /** `SET key <parts joined by newlines> EX ttl`, written to the socket now (`infra/redis-written.ts`). */
   #setNow(redis: Redis, key: string, parts: readonly string[]): Promise<unknown> {
-    const command = new WrittenCommand(setRequest(`${redis.options.keyPrefix ?? ''}${key}`, parts, this.#ttlSeconds));
-    redis.sendCommand(command);
-    return command.promise;
+    return setNow(redis, key, parts, { unit: 'EX', value: this.#ttlSeconds });
   }
 
   /**
@@ -198,37 +192,6 @@ export class ResponseStore {
   }
 }
 
-/** A command whose request is already written (RESP). */
-class WrittenCommand extends Command {
-  readonly #request: Buffer;
-
-  constructor(request: Buffer) {
-    super('set', [], { replyEncoding: 'utf8' });
-    this.#request = request;
-  }
-
-  override toWritable(): Buffer {
-    return this.#request;
-  }
-}
-
-/** `SET key value EX ttl` as RESP, the value the parts joined by newlines. */
-function setRequest(key: string, parts: readonly string[], ttlSeconds: number): Buffer {
-  let valueBytes = parts.length - 1;
-  for (const part of parts) valueBytes += Buffer.byteLength(part);
-  const ttl = String(ttlSeconds);
-  const head = `*5\r\n$3\r\nSET\r\n$${Buffer.byteLength(key)}\r\n${key}\r\n$${valueBytes}\r\n`;
-  const tail = `\r\n$2\r\nEX\r\n$${ttl.length}\r\n${ttl}\r\n`;
-  const headBytes = Buffer.byteLength(head);
-  const out = Buffer.allocUnsafe(headBytes + valueBytes + tail.length);
-  let at = out.write(head, 0);
-  parts.forEach((part, i) => {
-    if (i > 0) out[at++] = 0x0a;
-    at += out.write(part, at);
-  });
-  out.write(tail, at, 'latin1');
-  return out;
-}
 
 /** The parts of a kept response, in the order they are joined. */
 const RESPONSE = 0;
