@@ -63,12 +63,13 @@ export interface Exchange {
    */
   firstToken?: () => void;
   /**
-   * An executor calls this right before it writes its reply's last bytes (`send`, `raw.end`), once the turn is
-   * what it will be billed as (`metered`, `status`): the turn is settled there and then, its final checkpoint
-   * handed to Redis, so a client that has the whole reply was never ahead of its ledger row. A turn whose
-   * usage is still unknown (settlement measures it) is left to the pipeline's own settlement.
+   * An executor calls this, and awaits what it returns, right before it writes its reply's last bytes
+   * (`send`, `raw.end`), once the turn is what it will be billed as (`metered`, `status`): the turn is settled
+   * there and then, and the promise resolves once its final checkpoint is in Redis's socket (settlement.ts),
+   * so a client that has the whole reply was never ahead of its ledger row. A turn whose usage is still
+   * unknown (settlement measures it) is left to the pipeline's own settlement (nothing to await).
    */
-  finishing?: (turn: Turn) => void;
+  finishing?: (turn: Turn) => Promise<void> | undefined;
 }
 
 export interface Executor<Call, Output = void> {

@@ -306,13 +306,13 @@ export class MeteringPipeline {
    * Settles a turn whose reply is about to end (`Exchange.finishing`), when nothing is left to measure:
    * recording it issues its final checkpoint at once (settlement.ts). `#finish` then finds it settled.
    */
-  #finishNow(turn: Turn): void {
-    if (turn.settled || (turn.ref === null && !turn.paidFromCredit)) return;
+  #finishNow(turn: Turn): Promise<void> | undefined {
+    if (turn.settled || (turn.ref === null && !turn.paidFromCredit)) return undefined;
     const metered = turn.status === 'refunded' ? { inputTokens: 0, outputTokens: 0 } : turn.metered;
-    if (metered === null) return;
+    if (metered === null) return undefined;
     this.checkpoints.untrack(turn);
     turn.settled = true;
-    this.#record(turn, this.#entry(turn, metered));
+    return this.#record(turn, this.#entry(turn, metered));
   }
 
   /** Exactly once per admitted turn, on every exit path. The work happens off the response path. */
@@ -335,10 +335,10 @@ export class MeteringPipeline {
    * Hands the turn's row to settlement (which issues its final checkpoint at once). A credit-paid turn has no
    * pool to move: its hold is ended, the unused part of its credit given back, once the row is written.
    */
-  #record(turn: Turn, entry: LedgerEntry): void {
+  #record(turn: Turn, entry: LedgerEntry): Promise<void> | undefined {
     if (!turn.paidFromCredit) return this.#settlement.record(entry, turn.ref);
     entry.paidFromCredit = true;
-    this.#settlement.record(entry, null, this.#holdOf(turn));
+    return this.#settlement.record(entry, null, this.#holdOf(turn));
   }
 
   #holdOf(turn: Turn): CreditHold {

@@ -6,11 +6,13 @@
  * to that row's cost.
  *
  * Until its row is written a finished turn lives only in this queue, so each is also written next to its
- * reservation (a credit-paid turn: under its own id) as a final checkpoint (`final: true`), issued when it
- * is recorded — written to the Redis socket there and then, one command a turn, never awaited. The pipeline
- * records a turn before its reply's last bytes are written (`Exchange.finishing`), so a client that has
- * its whole reply had it after Redis had the row: if the instance dies before the round, the sweeper
- * writes that row as it is, and a turn answered 200 is billed its exact cost.
+ * reservation (a credit-paid turn: under its own id) as a final checkpoint (`final: true`). The pipeline
+ * records a turn right before its reply's last bytes are written (`Exchange.finishing`), and the reply waits
+ * for what `record` returns: the final checkpoints of one turn of the event loop are written to the Redis
+ * socket together in its check phase, one command, never awaited, and only then do their replies end. So a client that has its whole reply had it after Redis had the row: if the instance dies before
+ * the round, the sweeper writes that row as it is, and a turn answered 200 is billed its exact cost. (One
+ * command a turn, written as each reply ended, cost S3 a third of its throughput: a Redis wake-up and an
+ * answer to read for every request.)
  *
  * A credit-paid turn's hold is ended (its unused credit given back) only once its row is written, as a
  * reservation is moved: a crash in between leaves a hold whose row exists, which the sweeper ends at that
@@ -72,6 +74,10 @@ export class Settlement {
   #flushing: Promise<void> | null = null;
   /** One function for every final checkpoint's failure, not a closure each. */
   readonly #finalFailed = (error: unknown) => this.#log.warn({ err: error }, 'final checkpoint failed');
+  /** Final checkpoints issued in this turn of the event loop, and the promise their replies wait on. */
+  #finals: { ref: CheckpointRef; entry: LedgerEntry }[] = [];
+  #finalsWritten: Promise<void> | null = null;
+  #tellWritten: () => void = () => undefined;
   #scheduled = false;
   #retryTimer: NodeJS.Timeout | null = null;
   #pingTimer: NodeJS.Timeout | null = null;
@@ -105,14 +111,16 @@ export class Settlement {
   }
 
   /**
-   * Queues one finished request and issues its final checkpoint. `ref` is null when nothing was reserved;
-   * `credit`: the hold of a credit-paid turn.
+   * Queues one finished request and its final checkpoint. `ref` is null when nothing was reserved; `credit`:
+   * the hold of a credit-paid turn. Resolves once the final checkpoint is in Redis's socket (undefined when
+   * there is none): a reply's last bytes wait for it.
    */
-  record(entry: LedgerEntry, ref: ReservationRef | null, credit: CreditHold | null = null): void {
+  record(entry: LedgerEntry, ref: ReservationRef | null, credit: CreditHold | null = null): Promise<void> | undefined {
     this.#queue.push({ entry, ref, credit });
-    this.#checkpointFinal(entry, ref ?? credit);
+    const written = this.#checkpointFinal(entry, ref ?? credit);
     // A running round picks it up, or schedules the next one when it ends (`flush`).
     if (!this.#flushing) this.#schedule();
+    return written;
   }
 
   /**
@@ -124,25 +132,48 @@ export class Settlement {
   commit(entry: LedgerEntry, ref: ReservationRef | null, credit: CreditHold | null = null): Promise<boolean> {
     return new Promise((committed) => {
       this.#queue.push({ entry, ref, credit, committed });
-      this.#checkpointFinal(entry, ref ?? credit);
+      void this.#checkpointFinal(entry, ref ?? credit);
       if (!this.#flushing) this.#schedule(true);
     });
   }
 
   /**
-   * Issues the turn's final checkpoint now: `checkpoint` writes its command to the socket before it returns
-   * (not auto-pipelined, `infra/redis.ts`), so it is in the kernel before the caller writes the reply's last
-   * bytes. One command a turn: batching the turns of a tick would hold every reply but the last of them until
-   * the batch is written. Issued before the round is, and the round writes the ledger before it settles, so
-   * the checkpoint reaches Redis ahead of the settlement that deletes it. Should it land after (a script
-   * reloaded after a Redis restart), it is never read: the sweeper reads checkpoints only through a live
-   * reservation, hold or lease, and the turn's ledger row, written before any settlement, keeps a lease's
-   * copy out. A failed write only loses the crash backstop: the round settles the turn as usual.
+   * Queues the turn's final checkpoint, written with the rest of this turn of the event loop's in its check
+   * phase (`#writeFinals`); the promise resolves then. Batching the turns of a tick holds each reply for the
+   * rest of the tick's I/O callbacks — microseconds when idle — and saves Redis a command and svc an answer
+   * per turn. A round writes what is queued before its ledger write, so a checkpoint reaches Redis ahead of
+   * the settlement that deletes it. Should one land after (a script reloaded after a Redis restart), it is
+   * never read: the sweeper reads checkpoints only through a live reservation, hold or lease, and the turn's
+   * ledger row, written before any settlement, keeps a lease's copy out. A failed write only loses the crash
+   * backstop: the round settles the turn as usual.
    */
-  #checkpointFinal(entry: LedgerEntry, ref: CheckpointRef | null): void {
-    if (ref === null) return;
-    this.#store.checkpoint([{ ref, entry: { ...entry, final: true } }]).catch(this.#finalFailed);
+  #checkpointFinal(entry: LedgerEntry, ref: CheckpointRef | null): Promise<void> | undefined {
+    if (ref === null) return undefined;
+    this.#finals.push({ ref, entry: { ...entry, final: true } });
+    if (this.#finalsWritten) return this.#finalsWritten;
+    this.#finalsWritten = new Promise((resolve) => (this.#tellWritten = resolve));
+    setImmediate(this.#writeFinals);
+    return this.#finalsWritten;
   }
+
+  /**
+   * Writes the queued final checkpoints, then lets their replies end: `checkpoint` writes its command to the
+   * socket before it returns (not auto-pipelined, `infra/redis.ts`), so they are in the kernel first.
+   */
+  readonly #writeFinals = (): void => {
+    const finals = this.#finals;
+    if (finals.length === 0) return;
+    const tell = this.#tellWritten;
+    this.#finals = [];
+    this.#finalsWritten = null;
+    try {
+      this.#store.checkpoint(finals).catch(this.#finalFailed);
+    } catch (error) {
+      this.#finalFailed(error);
+    } finally {
+      tell();
+    }
+  };
 
   /** `now`: run the round in this turn of the event loop's check phase, even under steady traffic. */
   #schedule(now = false): void {
@@ -183,6 +214,7 @@ export class Settlement {
 
   async #drain(all: boolean): Promise<void> {
     this.#lastFlushAt = performance.now();
+    this.#writeFinals();
     let batches = all ? Infinity : 1;
     while (this.#queue.length > 0 && batches-- > 0) {
       const batch = this.#queue.splice(0, BATCH);

@@ -77,7 +77,7 @@ export class EmbeddingExecutor implements Executor<EmbeddingCall> {
     const data = vectors.map((vector, index) => ({ object: 'embedding', index, embedding: request.encoding === 'base64' ? base64Floats(vector) : vector }));
     const tokens = turn.metered.inputTokens;
     turn.output = true;
-    exchange.finishing?.(turn);
+    await exchange.finishing?.(turn);
     exchange
       .reply!.headers(turn.rate ? rateLimitHeaders(turn.rate) : {})
       .headers(costHeaders(turn))

@@ -214,7 +214,7 @@ export class ChatExecutor implements Executor<ChatCall> {
     if (!fast) return this.answer(turn, call, exchange, await this.#complete(turn, call, text), upstreamMs);
     turn.metered = { inputTokens: fast.usage.prompt_tokens, outputTokens: fast.usage.completion_tokens };
     turn.output = true;
-    exchange.finishing?.(turn);
+    await exchange.finishing?.(turn);
     exchange
       .reply!.headers(turn.rate ? rateLimitHeaders(turn.rate) : {})
       .headers(costHeaders(turn))
@@ -249,7 +249,7 @@ export class ChatExecutor implements Executor<ChatCall> {
       const framed = call.framing.json(completion);
       const body = typeof framed === 'string' ? framed : await framed;
       turn.output = true;
-      exchange.finishing?.(turn);
+      await exchange.finishing?.(turn);
       call.framing.replying?.();
       reply
         .headers(turn.rate ? rateLimitHeaders(turn.rate) : {})
@@ -266,7 +266,7 @@ export class ChatExecutor implements Executor<ChatCall> {
     call.rewriter = framer;
     const text = framer.push(Buffer.from(replayAsChunks(completion))).toString() + (await framer.end(call.includeUsage ? withCost({ ...completion.usage }, turn) : null));
     turn.output = true;
-    exchange.finishing?.(turn);
+    await exchange.finishing?.(turn);
     call.framing.replying?.();
     writeRawHead(reply, 200, streamHeaders(turn, serverTiming(turn, upstreamMs)));
     reply.raw.end(text);
@@ -351,14 +351,14 @@ export class ChatExecutor implements Executor<ChatCall> {
       // The one envelope mapper, as the one `data: {"error": …}` event the SDKs understand mid-stream.
       const envelope = envelopeFor(new AppError(midStreamError.code, midStreamError.message, { stage: 'stream' }), turn.traceId, performance.now() - turn.started);
       const failed = rewriter.fail(envelope.error);
-      exchange.finishing?.(turn);
+      await exchange.finishing?.(turn);
       raw.end(failed);
       return;
     }
     const billed = usage ?? (call.includeUsage ? asUsage(await this.measure(turn, call)) : null);
     const end = rewriter.end(billed && withCost(billed, turn));
     const last = typeof end === 'string' ? end : await end;
-    exchange.finishing?.(turn);
+    await exchange.finishing?.(turn);
     call.framing.replying?.();
     raw.end(last);
   }

@@ -139,7 +139,7 @@ export class ImageExecutor implements Executor<ImageCall> {
     };
     turn.output = true;
     // Everything below writes the reply at once.
-    exchange.finishing?.(turn);
+    await exchange.finishing?.(turn);
     if (call.answer.api === 'images') {
       const data = images.map((image, i) => ({ ...(links ? { url: links[i]! } : { b64_json: image.bytes.toString('base64') }), ...(image.revisedPrompt === null ? {} : { revised_prompt: image.revisedPrompt }) }));
       const usage = { input_tokens: produced.inputTokens, output_tokens: produced.outputTokens, total_tokens: produced.inputTokens + produced.outputTokens, input_tokens_details: { text_tokens: produced.inputTokens, image_tokens: 0 } };

@@ -182,7 +182,7 @@ export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
     const headers = replyHeaders(turn, upstreamMs);
     turn.output = true;
     // Everything below writes the reply at once.
-    exchange.finishing?.(turn);
+    await exchange.finishing?.(turn);
     const usage = { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens };
     const id = `chatcmpl-${randomBytes(12).toString('base64url')}`;
     const created = Math.floor(Date.now() / 1000);

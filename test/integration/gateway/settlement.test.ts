@@ -156,7 +156,7 @@ describe('pool accounting moves exactly once', () => {
       const store = Object.create(services.pools) as typeof services.pools;
       store.settle = async (items) => {
         const settled = await services.pools.settle(items);
-        let hop = () => settlement.record(late, null);
+        let hop: () => void = () => void settlement.record(late, null);
         for (let i = 0; i < k; i++) {
           const next = hop;
           hop = () => queueMicrotask(next);
@@ -235,22 +235,34 @@ describe('pool accounting moves exactly once', () => {
     expect(await services.redis.redis!.exists(`ckpt:${requestId}`), 'its final checkpoint is forgotten once settled').toBe(0);
   });
 
-  it("a turn's final checkpoint is in the Redis socket's kernel buffer when record() returns, before the caller's reply ends", async () => {
-    const { ref, entry } = await reserve();
+  it("a turn's final checkpoint is in the Redis socket's kernel buffer when record()'s promise resolves, and the turns of a tick share one write", async () => {
+    const turns = [await reserve(), await reserve(), await reserve()];
     const { services } = h.app.app;
     const socket = (services.redis.redis as Redis).stream;
     // Under load: an auto-pipeline of other commands is waiting for its answer (the final checkpoint once
     // waited behind it, a round trip and two event-loop turns after the reply).
     const busy = Promise.all(Array.from({ length: 50 }, () => services.redis.redis!.ping()));
     const before = socket.bytesWritten;
-    const settlement = newSettlement();
-    settlement.record(entry, ref);
-    const written = socket.bytesWritten - before;
-    // `bytesWritten` counts what is buffered too: none is, so it was all handed to the kernel.
-    expect(socket.writableLength).toBe(0);
-    expect(written).toBeGreaterThan(JSON.stringify(entry).length);
+    const calls: { requestId: string; final: boolean | undefined; costMicros: number }[][] = [];
+    const store = Object.create(services.pools) as typeof services.pools;
+    store.checkpoint = (items) => {
+      calls.push(items.map(({ ref, entry }) => ({ requestId: ref.requestId, final: entry.final, costMicros: entry.costMicros })));
+      return services.pools.checkpoint(items);
+    };
+    const settlement = new Settlement(services.config, services.db, store, h.app.app.log);
+    const seen = await Promise.all(
+      turns.map(async ({ ref, entry }) => {
+        await settlement.record(entry, ref);
+        // What a reply's last bytes would find: `bytesWritten` counts what is buffered too, and none is.
+        return { written: socket.bytesWritten - before, buffered: socket.writableLength };
+      }),
+    );
+    expect(calls, 'one checkpoint call for the tick').toEqual([turns.map(({ ref }) => ({ requestId: ref.requestId, final: true, costMicros: COST }))]);
+    for (const { written, buffered } of seen) {
+      expect(buffered).toBe(0);
+      expect(written).toBeGreaterThan(turns.reduce((sum, { entry }) => sum + JSON.stringify(entry).length, 0));
+    }
     await busy;
-    expect(JSON.parse((await services.redis.redis!.get(`ckpt:${ref.requestId}`))!)).toMatchObject({ requestId: ref.requestId, final: true, costMicros: COST });
     await settlement.close();
   });
 
