@@ -303,8 +303,9 @@ export class MeteringPipeline {
   }
 
   /**
-   * Settles a turn whose reply is about to end (`Exchange.finishing`), when nothing is left to measure:
-   * recording it issues its final checkpoint at once (settlement.ts). `#finish` then finds it settled.
+   * Settles a turn whose reply is about to end (`Exchange.finishing`), when nothing is left to measure; the
+   * reply waits for the promise: its final checkpoint in Redis's socket (settlement.ts). `#finish` then
+   * finds it settled.
    */
   #finishNow(turn: Turn): Promise<void> | undefined {
     if (turn.settled || (turn.ref === null && !turn.paidFromCredit)) return undefined;
@@ -332,7 +333,7 @@ export class MeteringPipeline {
   }
 
   /**
-   * Hands the turn's row to settlement (which issues its final checkpoint at once). A credit-paid turn has no
+   * Hands the turn's row to settlement (with its final checkpoint: `record`'s promise). A credit-paid turn has no
    * pool to move: its hold is ended, the unused part of its credit given back, once the row is written.
    */
   #record(turn: Turn, entry: LedgerEntry): Promise<void> | undefined {

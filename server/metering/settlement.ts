@@ -9,10 +9,11 @@
  * reservation (a credit-paid turn: under its own id) as a final checkpoint (`final: true`). The pipeline
  * records a turn right before its reply's last bytes are written (`Exchange.finishing`), and the reply waits
  * for what `record` returns: the final checkpoints of one turn of the event loop are written to the Redis
- * socket together in its check phase, one command, never awaited, and only then do their replies end. So a client that has its whole reply had it after Redis had the row: if the instance dies before
- * the round, the sweeper writes that row as it is, and a turn answered 200 is billed its exact cost. (One
- * command a turn, written as each reply ended, cost S3 a third of its throughput: a Redis wake-up and an
- * answer to read for every request.)
+ * socket together in its check phase, one command, never awaited, and only then do their replies end. So a
+ * client that has its whole reply had it after Redis had the row: if the instance dies before the round,
+ * the sweeper writes that row as it is, and a turn answered 200 is billed its exact cost. (One command a
+ * turn, written as each reply ended, cost S3 a fifth of its throughput: a Redis wake-up and an answer to
+ * read for every request.)
  *
  * A credit-paid turn's hold is ended (its unused credit given back) only once its row is written, as a
  * reservation is moved: a crash in between leaves a hold whose row exists, which the sweeper ends at that

@@ -56,7 +56,7 @@ export interface ReplyFraming {
   json(completion: ChatCompletion): string | Promise<string>;
   /** A framer for one streamed reply; `model` is the product id replies name. */
   stream(model: string, includeUsage: boolean): StreamFramer;
-  /** Called once the turn's final checkpoint is issued, right before the reply's last bytes go out. */
+  /** Called once the turn's final checkpoint is written, right before the reply's last bytes go out. */
   replying?(): void;
 }
 

@@ -101,7 +101,10 @@ export class ResponsesFraming implements SearchingFraming {
     return new ResponsesStream(this, model);
   }
 
-  /** The kept response's writes go out with the turn's final checkpoint, in one write (`ResponseStore.flush`). */
+  /**
+   * The kept response's writes go to the socket now (`ResponseStore.flush`), if the tick's end has not sent
+   * them yet: a reply that awaited nothing (no final checkpoint) would otherwise be ahead of them.
+   */
   replying(): void {
     this.context.store?.flush();
   }

@@ -129,9 +129,8 @@ export class ResponseStore {
   }
 
   /**
-   * Corks the connection until `flush`: the caller flushes once the turn's final checkpoint is issued too,
-   * before its reply's last bytes, so Redis gets a turn's commands in one read (one wake-up, one answer).
-   * Never later than this tick.
+   * Corks the connection until `flush`, so Redis gets a response's SETs in one read (one wake-up): at the
+   * end of this tick, or sooner when the caller's reply ends first (`replying`).
    */
   #hold(redis: Redis): void {
     if (this.#held) return;
@@ -191,7 +190,6 @@ export class ResponseStore {
     });
   }
 }
-
 
 /** The parts of a kept response, in the order they are joined. */
 const RESPONSE = 0;
