@@ -221,12 +221,13 @@ class SharedStream {
       let result: GraphQL.ExecutionResult;
       try {
         result = await graphql.execute({ ...this.#args, rootValue: generation });
+        if (!result.errors?.length) return { generation, result, payload: JSON.stringify(result), byId: new Map() };
       } catch (error) {
+        // Nobody awaits a stream's sends to hear of a failure: it goes to the subscribers, masked.
         result = { errors: [error as GraphQL.GraphQLError] };
       }
-      if (!result.errors?.length) return { generation, result, payload: JSON.stringify(result), byId: new Map() };
       // Masked as yoga masks a subscription's results (yoga.ts `maskedErrors`), once for every subscriber.
-      return { generation, result: { ...result, errors: result.errors.map((error) => maskError(error)) }, payload: null, byId: new Map() };
+      return { generation, result: { ...result, errors: (result.errors ?? []).map((error) => maskError(error)) }, payload: null, byId: new Map() };
     });
   }
 
