@@ -147,8 +147,8 @@ class SharedStream {
   readonly #forget: () => void;
   readonly #subscribers = new Set<Subscriber>();
   readonly #executions = new SingleFlight<Frames>();
-  /** The newest event the source gave, and whether it is yet to be sent. */
-  #generation: number | undefined;
+  /** The newest event the source gave (its generation numbers it among the others), and whether it is yet to be sent. */
+  #latest: { generation: number; event: unknown } | undefined;
   #unsent = false;
   /** The frames of the newest event sent (or being sent) to the stream's subscribers. */
   #sent: Frames | undefined;
@@ -165,7 +165,7 @@ class SharedStream {
   join(share: Share): AsyncIterableIterator<GraphQL.ExecutionResult> {
     const subscriber = new Subscriber(share, (left) => this.#leave(left));
     this.#subscribers.add(subscriber);
-    const from = this.#generation;
+    const from = this.#latest;
     // Before the first event, the first send reaches it.
     if (from === undefined) subscriber.live = true;
     else
@@ -183,12 +183,13 @@ class SharedStream {
         const step = await this.#source.next();
         if (step.done) break;
         // The field's events are generations (`sharedEvents`); anything else is a state of its own each time.
-        this.#generation = typeof step.value === 'number' ? step.value : (this.#generation ?? 0) + 1;
+        const generation = typeof step.value === 'number' ? step.value : (this.#latest?.generation ?? 0) + 1;
+        this.#latest = { generation, event: step.value };
         this.#unsent = true;
         void this.#send();
       }
     } catch {
-      // A source that fails ends the stream, as it would have ended each subscription.
+      // A source that fails ends the stream: its subscribers complete.
     } finally {
       this.#end();
     }
@@ -201,7 +202,7 @@ class SharedStream {
     try {
       while (this.#unsent && !this.#ended) {
         this.#unsent = false;
-        const frames = await this.#execute(this.#generation!);
+        const frames = await this.#execute(this.#latest!);
         this.#sent = frames;
         const subscribers = [...this.#subscribers];
         for (let i = 0; i < subscribers.length; i++) {
@@ -216,11 +217,11 @@ class SharedStream {
   }
 
   /** The execution for one event, shared while it runs; it never fails (an error is a result to send). */
-  #execute(generation: number): Promise<Frames> {
+  #execute({ generation, event }: { generation: number; event: unknown }): Promise<Frames> {
     return this.#executions.run('', generation, async () => {
       let result: GraphQL.ExecutionResult;
       try {
-        result = await graphql.execute({ ...this.#args, rootValue: generation });
+        result = await graphql.execute({ ...this.#args, rootValue: event });
         if (!result.errors?.length) return { generation, result, payload: JSON.stringify(result), byId: new Map() };
       } catch (error) {
         // Nobody awaits a stream's sends to hear of a failure: it goes to the subscribers, masked.
