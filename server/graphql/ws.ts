@@ -11,13 +11,13 @@
  * - Shutdown: open sockets are told the server is going away (1001) as soon as the drain starts.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ExecutionArgs, FormattedExecutionResult } from 'graphql';
+import type { ExecutionArgs } from 'graphql';
 import type { YogaServerInstance } from 'graphql-yoga';
 import type { Context, SubscribeMessage } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer } from 'ws';
 import { AppError } from '../errors/app-error.ts';
 import { refuseSocket } from '../http/guards.ts';
 import { newRequestId } from '../infra/request-id.ts';
@@ -28,7 +28,7 @@ import type { Principal } from '../authz/principal.ts';
 import type { Services } from '../services.ts';
 import type { GraphQLContext } from '../graphql-core/context.ts';
 import { asInvalidRequest, errorsWithRequestId, isGraphQLError, maskError, resultWithRequestId } from './errors.ts';
-import { sharedFrame, shareEvents, sharingKey } from './shared-events.ts';
+import { SharedStreams, shareEvents, sharingKey } from './shared-events.ts';
 
 /** What yoga's handler is given per HTTP request (yoga.ts). */
 export interface ServerContext {
@@ -53,7 +53,7 @@ export function graphqlWebSockets(app: FastifyInstance, yoga: Yoga, services: Se
   const principalOf = socketPrincipal(services);
   const counts = new SubscriptionCounts();
   const signedIn = recheckOnInvalidate(services, principalOf);
-  const sharedFrames = new SharedFrames(wsServer);
+  const streams = new SharedStreams();
 
   const disposable = useServer(
     {
@@ -80,18 +80,13 @@ export function graphqlWebSockets(app: FastifyInstance, yoga: Yoga, services: Se
         if (principal && counts.of(principal.accountId) >= maxSubscriptionsPerAccount) {
           return errorsWithRequestId([maskError(new AppError('rate_limited', `Too many live subscriptions for this account (at most ${maxSubscriptionsPerAccount}); complete some first.`))], requestId);
         }
-        const prepared = await prepareOperation(yoga, services, ctx, payload, { requestId, principal });
+        const prepared = await prepareOperation(yoga, services, ctx, payload, { id, requestId, principal, streams });
         if (Array.isArray(prepared)) return prepared;
         if (principal) counts.started(ctx, id, principal.accountId);
         return prepared;
       },
-      onNext: (ctx, id, _payload, args, result) => {
-        const answer = resultWithRequestId(result, (args.contextValue as GraphQLContext).requestId);
-        const frame = answer === result ? sharedFrame(result, id) : null;
-        if (!frame) return answer;
-        sharedFrames.hold(ctx.extra.socket, id, frame);
-        return SHARED_PAYLOAD;
-      },
+      // Shared subscriptions never get here: their stream writes their frames (shared-events.ts).
+      onNext: (_ctx, _id, _payload, args, result) => resultWithRequestId(result, (args.contextValue as GraphQLContext).requestId),
     },
     wsServer,
   );
@@ -150,50 +145,6 @@ function limitSocketsPerIp(app: FastifyInstance, wsServer: WebSocketServer, maxP
   });
 }
 
-/** What `onNext` returns in place of a shared result: graphql-ws serialises it to a frame `SharedFrames` swaps for the shared bytes. */
-const SHARED_PAYLOAD = Object.freeze({ '\u0000shared': 1 }) as unknown as FormattedExecutionResult;
-/** How that frame ends; a real result's frame cannot (a GraphQL response has only data, errors and extensions). */
-const SHARED_TAIL = `,"payload":${JSON.stringify(SHARED_PAYLOAD)}}`;
-
-/**
- * Sends a shared result's `next` frame as the bytes serialised once for all its sockets (`sharedFrame`).
- * graphql-ws writes every frame itself; `onNext` holds the shared frame for the socket and subscription and
- * returns `SHARED_PAYLOAD`, and the socket's `send` swaps the frame graphql-ws made of it for the held one.
- * graphql-ws sends a subscription's next frame only after the one before was sent, so one held frame per
- * subscription id is all there can be.
- */
-class SharedFrames {
-  readonly #held = new WeakMap<WebSocket, Map<string, Buffer>>();
-
-  constructor(wsServer: WebSocketServer) {
-    // Registered before useServer's own listener, so the socket's send is wrapped before graphql-ws sees it.
-    wsServer.on('connection', (socket: WebSocket) => {
-      const send = socket.send.bind(socket) as (data: string | Buffer, ...rest: unknown[]) => void;
-      socket.send = ((data: string | Buffer, ...rest: unknown[]) => {
-        const frame = this.#swap(socket, data);
-        // A Buffer goes out as a binary message unless told otherwise; graphql-ws frames are text. (graphql-ws passes only a callback.)
-        return frame === data ? send(data, ...rest) : send(frame, { binary: false }, ...rest);
-      }) as WebSocket['send'];
-    });
-  }
-
-  hold(socket: WebSocket, id: string, frame: Buffer): void {
-    let held = this.#held.get(socket);
-    if (!held) this.#held.set(socket, (held = new Map()));
-    held.set(id, frame);
-  }
-
-  #swap(socket: WebSocket, data: string | Buffer): string | Buffer {
-    if (typeof data !== 'string' || !data.endsWith(SHARED_TAIL)) return data;
-    const { id } = JSON.parse(data) as { id: string };
-    const held = this.#held.get(socket);
-    const frame = held?.get(id);
-    if (!frame) throw new Error(`graphql-ws: no shared frame held for subscription ${id}`);
-    held!.delete(id);
-    return frame;
-  }
-}
-
 /** Live subscriptions per account, across its sockets on this instance. */
 class SubscriptionCounts {
   readonly #perAccount = new Map<string, number>();
@@ -248,9 +199,9 @@ async function prepareOperation(
   services: Services,
   ctx: WsContext,
   payload: SubscribeMessage['payload'],
-  operation: { requestId: string; principal: Principal | null },
+  operation: { id: string; requestId: string; principal: Principal | null; streams: SharedStreams },
 ): Promise<ExecutionArgs | ReturnType<typeof errorsWithRequestId>> {
-  const { requestId, principal } = operation;
+  const { id, requestId, principal, streams } = operation;
   const request = ctx.extra.request;
   const enveloped = yoga.getEnveloped({ ...ctx, req: request, principal, socket: ctx.extra.socket, params: payload });
   const contextValue: GraphQLContext = {
@@ -280,6 +231,6 @@ async function prepareOperation(
   const errors = enveloped.validate(args.schema, args.document);
   if (errors.length) return errorsWithRequestId(errors, requestId);
   const key = sharingKey(args.schema, document, payload, principal, contextValue.client.locale);
-  if (key !== null) shareEvents(args.contextValue, key);
+  if (key !== null) shareEvents(args.contextValue, { streams, key, socket: ctx.extra.socket, id, requestId });
   return args;
 }

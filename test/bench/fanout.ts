@@ -15,7 +15,11 @@
  * of the `account` table over the turns (every usage report reads the payer's package there, so it shows
  * how many reports the wake-ups made), after a wait for the backends to flush their statistics. svc CPU per
  * turn: both instances' CPU time (from /proc, valid on a loaded machine) from the first turn to the end of
- * that wait, over the turns: what waking and answering every subscription costs.
+ * that wait, over the turns: what waking and answering every subscription costs. Over the frames the turning
+ * sockets received in the turns, it is svc's CPU per delivered frame. The load generator's own CPU over the
+ * turns (this process, one core) says whether delivery times are the client's: receiving 10,000 sockets'
+ * frames on one core takes long enough to be most of them. First arrival: per turn, the earliest delivery
+ * of any socket; its median is what the turn itself takes (admission, settlement, Redis, one execution).
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -117,6 +121,7 @@ export async function fanOut(group: SvcGroup, params: FanOutParams, say: (text: 
 
     const accountScansBefore = await accountScans(group);
     const cpuBefore = await cpuMs(group);
+    const loadCpuBefore = process.cpuUsage();
     const starts: number[] = [];
     let turnsFailed = 0;
     for (let turn = 0; turn < params.turns; turn++) {
@@ -132,6 +137,14 @@ export async function fanOut(group: SvcGroup, params: FanOutParams, say: (text: 
       }
       await new Promise((r) => setTimeout(r, Math.max(0, start + TURN_MS - performance.now())));
     }
+    const loadCpu = process.cpuUsage(loadCpuBefore);
+    const frames = turning.reduce((sum, w) => sum + w.updates.length, 0);
+    const firstUs = starts.map((from, turn) => {
+      const to = starts[turn + 1] ?? from + TURN_MS;
+      let first = Infinity;
+      for (const w of turning) for (const [at] of w.updates) if (at >= from && at < to && at < first) first = at;
+      return (first - from) * 1000;
+    });
     const accountScansAfter = await accountScans(group, STATS_FLUSH_MS);
     const cpuAfter = await cpuMs(group);
     const { delaysMs, missed, stale } = deliveries(
@@ -156,6 +169,10 @@ export async function fanOut(group: SvcGroup, params: FanOutParams, say: (text: 
       'fanout.rssMbOpen': rssOpen / 1024,
       'fanout.rssKbPerSocket': (rssOpen - rssBefore) / Math.max(1, subscribed),
       'fanout.svcCpuMsPerTurn': (cpuAfter - cpuBefore) / Math.max(1, params.turns),
+      'fanout.framesPerTurn': frames / Math.max(1, params.turns),
+      'fanout.svcCpuUsPerFrame': ((cpuAfter - cpuBefore) * 1000) / Math.max(1, frames),
+      'fanout.loadCpuMsPerTurn': (loadCpu.user + loadCpu.system) / 1000 / Math.max(1, params.turns),
+      'fanout.firstP50Us': percentile(firstUs, 50),
       'fanout.accountReadsPerTurn': (accountScansAfter - accountScansBefore) / Math.max(1, params.turns),
     };
   } finally {

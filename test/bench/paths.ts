@@ -189,7 +189,9 @@ function printPaths(summary: Metrics): string {
         ` delivery p50 ${ms(summary['fanout.deliveryP50Us'])} ms, p95 ${ms(summary['fanout.deliveryP95Us'])} ms, p99 ${ms(summary['fanout.deliveryP99Us'])} ms;` +
         ` missed ${summary['fanout.missed']}, stale ${summary['fanout.stale']}, turns refused ${summary['fanout.turnsFailed']}; RSS ${(summary['fanout.rssKbPerSocket'] ?? NaN).toFixed(1)} KB per open socket` +
         ` (${(summary['fanout.rssMbBefore'] ?? NaN).toFixed(0)} → ${(summary['fanout.rssMbOpen'] ?? NaN).toFixed(0)} MB, both instances);` +
-        ` svc CPU ${(summary['fanout.svcCpuMsPerTurn'] ?? NaN).toFixed(0)} ms and ${(summary['fanout.accountReadsPerTurn'] ?? NaN).toFixed(0)} account reads per turn`,
+        ` svc CPU ${(summary['fanout.svcCpuMsPerTurn'] ?? NaN).toFixed(0)} ms and ${(summary['fanout.accountReadsPerTurn'] ?? NaN).toFixed(0)} account reads per turn;` +
+        ` ${(summary['fanout.framesPerTurn'] ?? NaN).toFixed(0)} frames per turn, svc CPU ${(summary['fanout.svcCpuUsPerFrame'] ?? NaN).toFixed(1)} µs a frame;` +
+        ` first arrival p50 ${ms(summary['fanout.firstP50Us'])} ms; load generator CPU ${(summary['fanout.loadCpuMsPerTurn'] ?? NaN).toFixed(0)} ms per turn`,
     );
   }
   return lines.join('\n');

@@ -68,7 +68,7 @@ export class UsageEvents {
     return this.#fanOut.watch(accountId);
   }
 
-  /** How many subscriptions on this instance watch the account (for tests and metrics). */
+  /** How many watchers of the account this instance has (for tests and metrics): one per shared stream of subscriptions asking the same (graphql/shared-events.ts), one per other subscription. */
   watching(accountId: string): number {
     return this.#fanOut.watching(accountId);
   }

@@ -296,7 +296,8 @@ describe('usageUpdated with many subscriptions of one account', () => {
     try {
       await expect.poll(() => updates.every((list) => list.length === 1), { timeout: 15_000 }).toBe(true);
       expect(updates.flat()).toEqual(Array(200).fill(0));
-      expect(b.app.services.usage.events.watching(member.accountId)).toBe(200);
+      // The 200 ask the same thing: one shared stream, one watcher of the account (shared-events.ts).
+      expect(b.app.services.usage.events.watching(member.accountId)).toBe(1);
 
       // Every usage report reads PostgreSQL (the package) and Redis (the pools): counted from here.
       const reads = vi.spyOn(b.app.services.usage, 'report');
@@ -433,6 +434,69 @@ describe('usageUpdated shared execution', () => {
       wakeUps.close();
       await Promise.all([same.close(), theirs.close(), withLimit.client.dispose(), withoutLimit.client.dispose()]);
     }
+  });
+
+  /** A bare graphql-transport-ws socket to `app`, signed in with `key`: every frame it receives, parsed, and whether any came as binary. */
+  async function rawSocket(app: TestApp, key: string): Promise<{ frames: { id?: string; type: string; payload?: { data?: UsageEvent } }[]; binary: number; send(message: object): void; close(): void }> {
+    const socket = new WebSocket(`${app.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
+    const raw = { frames: [] as { id?: string; type: string; payload?: { data?: UsageEvent } }[], binary: 0, send: (message: object) => socket.send(JSON.stringify(message)), close: () => socket.terminate() };
+    socket.on('message', (data, isBinary) => {
+      if (isBinary) raw.binary++;
+      raw.frames.push(JSON.parse(String(data)));
+    });
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    raw.send({ type: 'connection_init', payload: { authorization: `Bearer ${key}` } });
+    await expect.poll(() => raw.frames.some((frame) => frame.type === 'connection_ack')).toBe(true);
+    return raw;
+  }
+
+  it('writes each subscription its frames under its own id from one shared stream, none after it completes, and none to another member’s socket', async () => {
+    const one: Member = await h.member();
+    const two: Member = await h.member();
+    const mine = await rawSocket(b, one.key);
+    const theirs = await rawSocket(b, two.key);
+    // Ids a client may choose, one needing JSON escapes; the same id on another member's socket.
+    const ids = ['1', 'say "hi"\\'];
+    try {
+      for (const id of ids) mine.send({ id, type: 'subscribe', payload: { query: USAGE_UPDATED } });
+      theirs.send({ id: '1', type: 'subscribe', payload: { query: USAGE_UPDATED } });
+      const nexts = (raw: { frames: { id?: string; type: string; payload?: { data?: UsageEvent } }[] }, id: string) =>
+        raw.frames.filter((frame) => frame.type === 'next' && frame.id === id).map((frame) => fastDay(frame.payload!.data!).used.amountMicros);
+      await expect.poll(() => [...ids.map((id) => nexts(mine, id).length), nexts(theirs, '1').length], { timeout: 15_000 }).toEqual([1, 1, 1]);
+      // The member's two subscriptions ask the same: one stream, one watcher (each had its own before).
+      expect(b.app.services.usage.events.watching(one.accountId)).toBe(1);
+
+      const onA = new OpenAI({ apiKey: one.key, baseURL: `${h.app.url}/v1`, maxRetries: 0 });
+      await onA.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: 'first turn' }] });
+      const first = Number((await ledgerRows(h.database, one.accountId, 1))[0]!.cost_micros);
+      await expect.poll(() => ids.map((id) => nexts(mine, id).at(-1)), { timeout: 15_000 }).toEqual([first, first]);
+
+      // The second completes; the next turn reaches the first only.
+      mine.send({ id: ids[1], type: 'complete' });
+      // The server reads a socket's messages in order: its pong says the complete was handled.
+      mine.send({ type: 'ping' });
+      await expect.poll(() => mine.frames.some((frame) => frame.type === 'pong')).toBe(true);
+      expect(b.app.services.usage.events.watching(one.accountId)).toBe(1);
+      const secondSeen = nexts(mine, ids[1]!).length;
+      await onA.chat.completions.create({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: 'second turn, a little longer than the first' }] });
+      const rows = await ledgerRows(h.database, one.accountId, 2);
+      const both = rows.reduce((sum, row) => sum + Number(row.cost_micros), 0);
+      await expect.poll(() => nexts(mine, ids[0]!).at(-1), { timeout: 15_000 }).toBe(both);
+      // A turn's updates may come as two (admission, settlement): give a late one time to arrive.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(nexts(mine, ids[1]!).length).toBe(secondSeen);
+      // The client ended it: no `complete` back, and nothing but `next` frames under either id.
+      expect(mine.frames.filter((frame) => frame.type !== 'connection_ack' && frame.type !== 'pong' && frame.type !== 'next')).toEqual([]);
+      expect(mine.binary).toBe(0);
+
+      // The other member's socket, same document and id, saw its own first state and nothing since.
+      expect(nexts(theirs, '1')).toEqual([0]);
+      expect(theirs.frames.filter((frame) => frame.type !== 'connection_ack' && frame.type !== 'next')).toEqual([]);
+    } finally {
+      mine.close();
+      theirs.close();
+    }
+    await expect.poll(() => b.app.services.usage.events.watching(one.accountId)).toBe(0);
   });
 
   it('masks a shared execution’s error for each subscriber, with that subscriber’s own request id', async () => {
