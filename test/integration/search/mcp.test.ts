@@ -384,6 +384,23 @@ describe('svc-2.1-search through chat completions', () => {
     await oneRow(member);
   });
 
+  it('names its request id once, through chat completions and through the REST tool call', async () => {
+    const member = await createMember(app);
+    const headers = { authorization: `Bearer ${member.key}`, 'content-type': 'application/json' };
+    const answers = [
+      await fetch(`${app.url}/v1/chat/completions`, { method: 'POST', headers, body: JSON.stringify({ model: 'svc-2.1-search', messages: [{ role: 'user', content: 'one id' }] }) }),
+      await fetch(`${app.url}/v1/mcp/tools/call`, { method: 'POST', headers, body: JSON.stringify({ name: 'web_search', arguments: { query: 'one id' } }) }),
+    ];
+    for (const response of answers) {
+      expect(response.status).toBe(200);
+      // A header sent twice reads as "a, b".
+      expect(response.headers.get('x-svc-request-id')).toMatch(/^mbr_[A-Za-z0-9_-]{26}$/);
+      expect(response.headers.get('x-request-id')).toBe(response.headers.get('x-svc-request-id'));
+      await response.text();
+    }
+    await oneRow(member, 2);
+  });
+
   it('a provider failure is refunded before any output, with the upstream code', async () => {
     const member = await createMember(app);
     searxng.mode = 'forbidden';
