@@ -43,7 +43,8 @@ import { alertRoutes } from './modules/alerts/alerts.rest.ts';
 import { searchRoutes } from './modules/search/search.rest.ts';
 import { sessionRoutes } from './modules/session/session.rest.ts';
 import { staffRoutes } from './modules/staff/staff.rest.ts';
-import { mcpRoutes } from './modules/mcp/mcp.rest.ts';
+import { mcpRoutes, toolsCallHandler } from './modules/mcp/mcp.rest.ts';
+import { mcpPath, mcpToolsCallPath } from './modules/mcp/mcp.tools.ts';
 import { billingRoutes } from './modules/billing/billing.rest.ts';
 import { creditRoutes } from './modules/credit/credit.rest.ts';
 import { statementRoutes } from './modules/statement/statement.rest.ts';
@@ -125,6 +126,7 @@ function createServer(config: Config, services: Services, http: { log: Logger; c
     routes: [
       { path: messagesPath, handler: messagesHandler(services.pipeline, services.messagesSurface), errorShape: 'anthropic' as const, query: true },
       { path: responsesPath, handler: responsesHandler(services.pipeline, services.responsesSurface), errorShape: 'svc' as const, query: false },
+      { path: mcpToolsCallPath, handler: toolsCallHandler(config, services.pipeline, services.mcpTools), errorShape: 'svc' as const, query: false },
     ],
     bodyLimit: config.server.bodyLimitBytes,
     cors: http.cors,
@@ -164,8 +166,9 @@ function scopeEachRequest(app: FastifyInstance, db: Database, cors: Cors | null)
     if (url.startsWith('/v1/')) {
       const origin = request.headers.origin;
       if (cors !== null && origin !== undefined) cors.apply(reply.raw, origin);
-      // The metered hot path uses no ORM unit of work (DESIGN §2): plain SQL, Redis and undici only.
-      if (isMeteredPath(url) || request.method === 'OPTIONS') return done();
+      // The metered hot path uses no ORM unit of work (DESIGN §2): plain SQL, Redis and undici only. MCP is
+      // metered search and its discovery, on the same footing.
+      if (isMeteredPath(url) || url.startsWith(mcpPath) || request.method === 'OPTIONS') return done();
     }
     // One ORM unit of work per request (STYLE §7).
     RequestContext.create(db.orm.em, done);

@@ -3,7 +3,7 @@ import secureJsonParse from 'secure-json-parse';
 import { AppError, bilingual } from '../errors/app-error.ts';
 
 /** The JSON object body of a request (an empty body counts as `{}`); anything else is a 400. */
-export function objectBody(request: FastifyRequest): Record<string, unknown> {
+export function objectBody(request: Pick<FastifyRequest, 'body'>): Record<string, unknown> {
   const body = request.body ?? {};
   if (typeof body !== 'object' || Array.isArray(body)) throw new AppError('invalid_request', bilingual('The request body must be a JSON object.', '请求体必须是 JSON 对象。'));
   return body as Record<string, unknown>;

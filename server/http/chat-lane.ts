@@ -113,6 +113,8 @@ function chatLane(options: ChatLaneOptions): (req: IncomingMessage, res: ServerR
         logFailure(request.log, error, appError);
         const envelope = errorResponse(appError, id, performance.now() - started, errorShape);
         reply.commit();
+        // Its length, as Fastify's error replies say it (not chunked).
+        envelope.headers['content-length'] = String(Buffer.byteLength(envelope.body));
         res.writeHead(envelope.status, envelope.headers).end(envelope.body);
       };
       try {

@@ -14,28 +14,47 @@
  * carrying `Origin` must come from `server.baseUrl`, `server.webUrl` or the configured `gateway.cors.origins`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../../config/config.ts';
 import { AppError, bilingual } from '../../errors/app-error.ts';
 import { objectBody } from '../../http/body.ts';
 import type { Principal } from '../../authz/principal.ts';
-import { connectMcp, createMcpServer, createMcpTransport } from './mcp.server.ts';
-import { mcpPath, mcpServerName, mcpToolsCallPath } from './mcp.tools.ts';
+import type { HttpReply, HttpRequest } from '../../metering/executor.ts';
+import type { MeteringPipeline } from '../../metering/pipeline.ts';
+import { answerToolCall, connectMcp, createMcpServer, createMcpTransport, plainToolCall } from './mcp.server.ts';
+import { mcpPath, mcpServerName, mcpToolsCallPath, type McpTools } from './mcp.tools.ts';
 import { mcpScope } from '../oauth/oauth-client.ts';
 
 export const protectedResourcePath = '/.well-known/oauth-protected-resource';
 
-export async function mcpRoutes(app: FastifyInstance): Promise<void> {
-  const { config, identity, pipeline, mcpTools: tools, rateLimits } = app.services;
-  const base = config.server.baseUrl;
-  const challenge = `Bearer resource_metadata="${base}${protectedResourcePath}${mcpPath}", scope="${mcpScope}"`;
-  const ownOrigins = new Set([base, config.server.webUrl, ...config.gateway.cors.origins.filter((origin) => origin !== '*')].map((url) => new URL(url).origin.toLowerCase()));
-
-  /** A 401 of this resource tells the client where its metadata is (RFC 9728 §5.1). */
-  const withChallenge = (error: unknown): never => {
+/** Rethrows `error`; a 401 of this resource tells the client where its metadata is (RFC 9728 §5.1). */
+function challenging(config: Config): (error: unknown) => never {
+  const challenge = `Bearer resource_metadata="${config.server.baseUrl}${protectedResourcePath}${mcpPath}", scope="${mcpScope}"`;
+  return (error) => {
     if (error instanceof AppError && error.status === 401) {
       throw new AppError(error.code, { en: error.message, zh: error.messageZh }, { ...error.options, headers: { ...error.options.headers, 'www-authenticate': challenge } });
     }
     throw error;
   };
+}
+
+/**
+ * `POST /v1/mcp/tools/call`, for Fastify's route and the chat lane (app.ts), which serves its plain requests
+ * ahead of Fastify as it does chat's: a search is a metered turn like a chat turn, on the same hot path.
+ */
+export function toolsCallHandler(config: Config, pipeline: MeteringPipeline, tools: McpTools): (request: HttpRequest, reply: HttpReply) => Promise<void> {
+  const withChallenge = challenging(config);
+  const plan = (request: HttpRequest) => {
+    const body = objectBody(request);
+    return tools.plan(body.name, body.arguments, { kind: 'tool', name: String(body.name) }, 'arguments.');
+  };
+  return (request, reply) => pipeline.serve(request, reply, () => plan(request), { audience: 'mcp' }).catch(withChallenge);
+}
+
+export async function mcpRoutes(app: FastifyInstance): Promise<void> {
+  const { config, identity, pipeline, mcpTools: tools, rateLimits } = app.services;
+  const base = config.server.baseUrl;
+  const ownOrigins = new Set([base, config.server.webUrl, ...config.gateway.cors.origins.filter((origin) => origin !== '*')].map((url) => new URL(url).origin.toLowerCase()));
+  const withChallenge = challenging(config);
   const authenticate = (request: FastifyRequest): Promise<Principal> =>
     identity.authenticateBearer(request.headers.authorization, { ip: request.ip, audience: 'mcp' }).catch(withChallenge);
   const checkOrigin = (request: FastifyRequest) => {
@@ -89,15 +108,15 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
     }
     const principal = await authenticate(request);
     const clientId = request.headers['x-svc-request-id'];
-    const server = await createMcpServer(tools, pipeline, {
-      principal,
-      origin: { ip: request.ip, traceId: request.id, clientRequestId: clientId === request.id ? request.id : null },
-    });
+    const context = { principal, origin: { ip: request.ip, traceId: request.id, clientRequestId: clientId === request.id ? request.id : null } };
+    const plain = await plainToolCall(body, request.headers, tools);
+    if (plain !== null) {
+      rawReply(reply, request.id);
+      return answerToolCall(plain, tools, pipeline, context, reply.raw);
+    }
+    const server = await createMcpServer(tools, pipeline, context);
     const transport = await createMcpTransport();
-    // The SDK writes the raw response: the request id headers go there too.
-    reply.hijack();
-    reply.raw.setHeader('x-svc-request-id', request.id);
-    reply.raw.setHeader('x-request-id', request.id);
+    rawReply(reply, request.id);
     reply.raw.on('close', () => {
       void transport.close();
       void server.close();
@@ -112,17 +131,12 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.post(mcpToolsCallPath, { config: { ipLimit: false } }, (request, reply) =>
-    pipeline
-      .serve(
-        request,
-        reply,
-        () => {
-          const body = objectBody(request);
-          return tools.plan(body.name, body.arguments, { kind: 'tool', name: String(body.name) }, 'arguments.');
-        },
-        { audience: 'mcp' },
-      )
-      .catch(withChallenge),
-  );
+  app.post(mcpToolsCallPath, { config: { ipLimit: false } }, toolsCallHandler(config, pipeline, tools));
+}
+
+/** The MCP answer is written to the raw response (by the SDK, or as it would): the request id headers go there too. */
+function rawReply(reply: FastifyReply, id: string): void {
+  reply.hijack();
+  reply.raw.setHeader('x-svc-request-id', id);
+  reply.raw.setHeader('x-request-id', id);
 }

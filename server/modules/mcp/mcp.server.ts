@@ -15,7 +15,10 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type * as McpTransportModule from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type * as McpTypesModule from '@modelcontextprotocol/sdk/types.js';
+import type * as McpValidationModule from '@modelcontextprotocol/sdk/validation/ajv';
+import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { AppError } from '../../errors/app-error.ts';
 import type { ClientSignal } from '../../metering/executor.ts';
 import type { MeteringPipeline, TurnOrigin } from '../../metering/pipeline.ts';
@@ -30,13 +33,21 @@ export interface McpCallContext {
 
 /** The SDK (~4 MB of heap) loads at the first MCP request, so a server nobody calls over MCP never holds it. */
 let sdk: Promise<McpSdk> | undefined;
-type McpSdk = typeof McpServerModule & typeof McpTransportModule & typeof McpTypesModule;
+type McpSdk = typeof McpServerModule & typeof McpTransportModule & typeof McpTypesModule & typeof McpValidationModule;
 const mcpSdk = (): Promise<McpSdk> =>
   (sdk ??= Promise.all([
     import('@modelcontextprotocol/sdk/server/index.js'),
     import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/types.js'),
-  ]).then(([server, transport, types]) => ({ ...server, ...transport, ...types })));
+    import('@modelcontextprotocol/sdk/validation/ajv'),
+  ]).then(([server, transport, types, validation]) => ({ ...server, ...transport, ...types, ...validation })));
+
+/**
+ * One JSON Schema validator for every server: each `Server` otherwise makes its own Ajv instance, and
+ * building one (its keywords and rules) cost more than the rest of an MCP request. It only checks what a
+ * client answers to a server's own requests (elicitation), which this server never sends.
+ */
+let validator: AjvJsonSchemaValidator | undefined;
 
 /** A stateless Streamable HTTP transport: JSON responses, no session id. */
 export async function createMcpTransport(): Promise<StreamableHTTPServerTransport> {
@@ -45,11 +56,12 @@ export async function createMcpTransport(): Promise<StreamableHTTPServerTranspor
 }
 
 export async function createMcpServer(tools: McpTools, pipeline: MeteringPipeline, context: McpCallContext): Promise<Server> {
-  const { Server, ListToolsRequestSchema, CallToolRequestSchema, McpError, ErrorCode } = await mcpSdk();
+  const { Server, ListToolsRequestSchema, CallToolRequestSchema, McpError, ErrorCode, AjvJsonSchemaValidator: Validator } = await mcpSdk();
   const server = new Server(
     { name: mcpServerName, title: 'svc', version: serverVersion },
     {
       capabilities: { tools: {} },
+      jsonSchemaValidator: (validator ??= new Validator()),
       instructions: 'web_search searches the web and returns svc.search.v1 JSON (ranked results with URLs and snippets). Cite the URLs you use.',
     },
   );
@@ -57,19 +69,96 @@ export async function createMcpServer(tools: McpTools, pipeline: MeteringPipelin
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
     if (!tools.has(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}. Tools on this server: ${tools.list().map((tool) => tool.name).join(', ')}.`);
-    try {
-      const planned = tools.plan(name, args ?? {}, { kind: 'return' });
-      const result = await pipeline.run(context.principal, planned, context.origin, clientSignalOf(extra.signal));
-      // The text copy is the same JSON that was billed (the executor fitted it to the reservation).
-      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as unknown as Record<string, unknown> };
-    } catch (error) {
-      if (!(error instanceof AppError)) throw error;
-      const refunded = error.options.debug?.quotaRefunded === true;
-      const text = `${name} failed (${error.code}): ${error.message}${refunded && !/refunded/.test(error.message) ? ' Your quota for this call was refunded.' : ''} (request ${context.origin.traceId})`;
-      return { isError: true, content: [{ type: 'text', text }] };
-    }
+    return callTool(tools, pipeline, context, name, args, clientSignalOf(extra.signal));
   });
   return server;
+}
+
+/**
+ * One `tools/call` of a hosted tool: its result, or the `isError` result an `AppError` becomes. Keys in the
+ * order the SDK's result schema gives them (it re-creates the object in that order), so `answerToolCall`'s
+ * JSON is the SDK's.
+ */
+async function callTool(tools: McpTools, pipeline: MeteringPipeline, context: McpCallContext, name: string, args: unknown, signal: ClientSignal): Promise<CallToolResult> {
+  try {
+    const planned = tools.plan(name, args ?? {}, { kind: 'return' });
+    const result = await pipeline.run(context.principal, planned, context.origin, signal);
+    // The text copy is the same JSON that was billed (the executor fitted it to the reservation).
+    return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as unknown as Record<string, unknown> };
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    const refunded = error.options.debug?.quotaRefunded === true;
+    const text = `${name} failed (${error.code}): ${error.message}${refunded && !/refunded/.test(error.message) ? ' Your quota for this call was refunded.' : ''} (request ${context.origin.traceId})`;
+    return { content: [{ type: 'text', text }], isError: true };
+  }
+}
+
+/** A `tools/call` of a hosted tool that `answerToolCall` can answer as the SDK would. */
+interface PlainToolCall {
+  id: string | number;
+  name: string;
+  args: Record<string, unknown> | undefined;
+}
+
+/**
+ * The message, when it is the plain case of MCP traffic: one `tools/call` (not a batch) of a tool this server
+ * hosts, with only `name` and `arguments`, from a client that accepts JSON and event streams, with a JSON
+ * content type and a protocol version the SDK supports (or none). Anything else — every other method, a
+ * batch, `_meta` or `task`, a malformed call, a header the SDK would refuse — is null, and goes to the SDK.
+ */
+export async function plainToolCall(body: unknown, headers: IncomingHttpHeaders, tools: McpTools): Promise<PlainToolCall | null> {
+  if (!isPlainObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call' || !onlyKeys(body, messageKeys)) return null;
+  const { id, params } = body;
+  if (!(typeof id === 'string' || Number.isSafeInteger(id)) || !isPlainObject(params) || !onlyKeys(params, paramKeys)) return null;
+  const { name, arguments: args } = params;
+  if (typeof name !== 'string' || !tools.has(name) || (args !== undefined && !isPlainObject(args))) return null;
+  const accept = headers.accept;
+  if (accept === undefined || !accept.includes('application/json') || !accept.includes('text/event-stream')) return null;
+  const type = headers['content-type'];
+  if (type !== 'application/json' && !(type !== undefined && /^application\/json; *charset=utf-8$/i.test(type))) return null;
+  const version = headers['mcp-protocol-version'];
+  if (version !== undefined && !(await mcpSdk()).SUPPORTED_PROTOCOL_VERSIONS.includes(version as string)) return null;
+  return { id: id as string | number, name, args };
+}
+
+const messageKeys = new Set(['jsonrpc', 'id', 'method', 'params']);
+const paramKeys = new Set(['name', 'arguments']);
+
+function onlyKeys(value: Record<string, unknown>, allowed: ReadonlySet<string>): boolean {
+  for (const key in value) if (!allowed.has(key)) return false;
+  return true;
+}
+
+/**
+ * Answers a plain `tools/call` as the SDK's stateless JSON transport would — status 200, `content-type:
+ * application/json`, `{result, jsonrpc, id}` or, for an error that is not an `AppError`, the JSON-RPC error
+ * the SDK makes of it — without a server, a transport, the web Request and Response the SDK's Node adapter
+ * converts to and from, and three schema validations of the message and the result: together more than the
+ * search itself cost. A client that goes away aborts the turn, and is sent nothing, as with the SDK.
+ */
+export async function answerToolCall(call: PlainToolCall, tools: McpTools, pipeline: MeteringPipeline, context: McpCallContext, raw: ServerResponse): Promise<void> {
+  const gone = new AbortController();
+  const onClose = () => {
+    if (!raw.writableFinished) gone.abort();
+  };
+  raw.on('close', onClose);
+  let answer: string;
+  try {
+    const result = await callTool(tools, pipeline, context, call.name, call.args, clientSignalOf(gone.signal));
+    answer = JSON.stringify({ result, jsonrpc: '2.0', id: call.id });
+  } catch (error) {
+    answer = JSON.stringify({ jsonrpc: '2.0', id: call.id, error: rpcError(error) });
+  } finally {
+    raw.off('close', onClose);
+  }
+  if (gone.signal.aborted || raw.destroyed) return;
+  raw.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(answer)) }).end(answer);
+}
+
+/** The JSON-RPC error the SDK answers for a handler that threw `error`. */
+function rpcError(error: unknown): { code: number; message: string; data?: unknown } {
+  const { code, message, data } = error as { code?: unknown; message?: string; data?: unknown };
+  return { code: Number.isSafeInteger(code) ? (code as number) : -32603, message: message ?? 'Internal error', ...(data !== undefined && { data }) };
 }
 
 /**

@@ -205,7 +205,8 @@ export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
     // A stream's usage chunk says what svc billed, as `x-svc-cost` does on a whole reply.
     if (includeUsage) text += chunk([], { usage: { ...usage, cost: costStamp(turn) } });
     text += 'data: [DONE]\n\n';
-    writeRawHead(reply, 200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    const ids = { 'x-svc-request-id': turn.traceId, 'x-request-id': turn.traceId };
+    writeRawHead(reply, 200, { ...ids, ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
     reply.raw.end(text);
     return result;
   }
@@ -222,10 +223,13 @@ export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
   }
 }
 
+/**
+ * The reply's own headers. Not the request ids: the surface put them on the reply already (Fastify's hook, the
+ * chat lane's reply), and the lane keeps a name given twice twice. A stream's head adds them (`writeRawHead`
+ * on a Fastify reply writes only the headers it is given).
+ */
 function replyHeaders(turn: Turn, upstreamMs: number): Record<string, string> {
   return {
-    'x-svc-request-id': turn.traceId,
-    'x-request-id': turn.traceId,
     'server-timing': serverTiming(turn, upstreamMs),
     ...(turn.rate ? rateLimitHeaders(turn.rate) : {}),
     ...costHeaders(turn),

@@ -33,7 +33,10 @@ async function expectEnvelope(response: Response, status: number, code: string) 
   expect(response.headers.get('x-svc-error-code')).toBe(code);
   expect(response.headers.get('x-svc-request-id')).toMatch(/^mbr_[A-Za-z0-9_-]{26}$/);
   expect(response.headers.get('x-request-id')).toBe(response.headers.get('x-svc-request-id'));
-  const body = (await response.json()) as { ok: boolean; code: string; requestId: string; stage: string; message: string; error: { code: string } };
+  const text = await response.text();
+  // Its length said, as Fastify's error replies say it, not chunked.
+  expect(response.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+  const body = JSON.parse(text) as { ok: boolean; code: string; requestId: string; stage: string; message: string; error: { code: string } };
   expect(body).toMatchObject({ ok: false, code, requestId: response.headers.get('x-svc-request-id'), error: { code } });
   return body;
 }

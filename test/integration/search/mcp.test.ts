@@ -220,6 +220,37 @@ describe('MCP (Streamable HTTP, official SDK client)', () => {
     await client.close();
     expect(await ledgerRows(database, member.accountId, 1)).toHaveLength(1);
   });
+
+  it('answers a plain tools/call (svc answers it itself) exactly as the SDK answers the same call in a batch of one', async () => {
+    const member = await createMember(app);
+    const message = (id: number | string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'web_search', arguments: args } });
+    const post = (body: unknown) =>
+      fetch(`${app.url}/v1/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${member.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+        body: JSON.stringify(body),
+      });
+    // What differs from one answer to the next: the ids, the search's latency, and the body's length with them.
+    const comparable = async (response: Response) => ({
+      status: response.status,
+      headers: [...response.headers].filter(([name]) => !['date', 'content-length', 'x-svc-request-id', 'x-request-id'].includes(name)),
+      body: (await response.text()).replace(/srch_[A-Za-z0-9_-]+/g, 'srch_').replace(/mbr_[A-Za-z0-9_-]+/g, 'mbr_').replace(/(latencyMs\\?":)\d+/g, '$1'),
+    });
+    const cases: [number | string, Record<string, unknown>][] = [
+      [7, { query: 'parity' }],
+      ['call-8', { query: 'parity', maxResults: 2 }],
+      // An isError result: the SDK gives its keys in its schema's order.
+      [9, { query: 'parity', maxResults: 50 }],
+    ];
+    for (const [id, args] of cases) {
+      const own = await comparable(await post(message(id, args)));
+      const sdk = await comparable(await post([message(id, args)]));
+      expect(own.status).toBe(200);
+      expect(own).toEqual(sdk);
+    }
+    searxng.mode = 'forbidden';
+    expect(await comparable(await post(message(10, { query: 'parity' })))).toEqual(await comparable(await post([message(10, { query: 'parity' })])));
+  });
 });
 
 describe('discovery', () => {
@@ -382,6 +413,23 @@ describe('svc-2.1-search through chat completions', () => {
     expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe('stop');
     expect(chunks.at(-1)!.usage).toMatchObject({ completion_tokens: await countTokens(delta.content) });
     await oneRow(member);
+  });
+
+  it('names its request id once, through chat completions and through the REST tool call', async () => {
+    const member = await createMember(app);
+    const headers = { authorization: `Bearer ${member.key}`, 'content-type': 'application/json' };
+    const answers = [
+      await fetch(`${app.url}/v1/chat/completions`, { method: 'POST', headers, body: JSON.stringify({ model: 'svc-2.1-search', messages: [{ role: 'user', content: 'one id' }] }) }),
+      await fetch(`${app.url}/v1/mcp/tools/call`, { method: 'POST', headers, body: JSON.stringify({ name: 'web_search', arguments: { query: 'one id' } }) }),
+    ];
+    for (const response of answers) {
+      expect(response.status).toBe(200);
+      // A header sent twice reads as "a, b".
+      expect(response.headers.get('x-svc-request-id')).toMatch(/^mbr_[A-Za-z0-9_-]{26}$/);
+      expect(response.headers.get('x-request-id')).toBe(response.headers.get('x-svc-request-id'));
+      await response.text();
+    }
+    await oneRow(member, 2);
   });
 
   it('a provider failure is refunded before any output, with the upstream code', async () => {
