@@ -25,6 +25,8 @@
  * keeps optimising and deoptimising code long after the warm-up, more so under valgrind, and the tier a
  * function runs in moves the built-ins' share: svc's S1 gave 527–642 k instructions per request without
  * the compiler over eight runs. The compiler is printed on its own line and left out of the second total.
+ * Timers count too (sweeps, leases, pings): under valgrind a request takes ~50× its time, longer still on a
+ * loaded machine, so their share per request grows with the machine's load — compare runs made alike.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -127,15 +129,10 @@ function report(name: string, pid: number, units: number, nth = 1): string {
   const annotated = spawnSync('callgrind_annotate', ['--threshold=100', resolve(OUT, dump)], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout;
   const jit = jitNames(pid);
   const byFunction = new Map<string, number>();
-  let total = 0;
   for (const line of annotated.split('\n')) {
     const match = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$/.exec(line);
-    if (!match) continue;
+    if (!match || match[2] === 'PROGRAM TOTALS') continue;
     const count = Number(match[1]!.replaceAll(',', ''));
-    if (match[2] === 'PROGRAM TOTALS') {
-      total = count;
-      continue;
-    }
     const address = /^\?\?\?:0x([0-9a-f]+) \[\?\?\?\]$/.exec(match[2]!);
     const fn = address ? (jit(parseInt(address[1]!, 16)) ?? 'JS: (code no longer mapped)') : nativeName(match[2]!);
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + count);
@@ -150,6 +147,9 @@ function report(name: string, pid: number, units: number, nth = 1): string {
   }
   const unit = perRequest ? 'request' : '1,000 chunks';
   const compiling = byKind.get('compiler') ?? 0;
+  // The sum of the functions (`--threshold=100` lists them all): callgrind_annotate's PROGRAM TOTALS line of
+  // a later dump of one process has been seen garbled (~9.2e16).
+  const total = [...byFunction.values()].reduce((sum, count) => sum + count, 0);
   return [
     `${name}: ${per(total).trim()} instructions per ${unit}, ${per(total - compiling).trim()} without the compiler (${Math.round(units)} measured)`,
     ...[...byKind].sort((a, b) => b[1] - a[1]).map(([kind, count]) => `${per(count)}  ${kind}`),
@@ -193,7 +193,9 @@ async function countPaths(): Promise<void> {
       const { failures } = await sequentialCalls(call, requests, 0);
       callgrind('--dump', svc.pid);
       callgrind('--instr=off', svc.pid);
-      if (failures > 0) throw new Error(`${name}: ${failures} of ${requests} calls failed`);
+      // A search can time out under valgrind (~50× slower): a few such calls do not void the run's counts.
+      if (failures > requests / 100) throw new Error(`${name}: ${failures} of ${requests} calls failed`);
+      if (failures > 0) process.stderr.write(`${name}: ${failures} of ${requests} calls failed (counted)\n`);
       const text = report(name, svc.pid, requests, ++nth);
       totals.push(text.split('\n')[0]!);
       process.stdout.write(text + '\n');
