@@ -1,7 +1,8 @@
 /**
  * What an upstream's reply says about usage, checked against the turn's bounds (`saneUsage`), and the
  * non-streaming chat reply re-framed without parsing it (`fastChatReply`) — the counterpart of the stream
- * rewriter's fast path (`stream-rewriter.ts`).
+ * rewriter's fast path (`stream-rewriter.ts`). `plainReply` reads a one-choice text reply the same way, for
+ * the APIs that frame it anew (the Responses API: `ResponsesFraming.fastJson`).
  *
  * svc's fixes to a chat completion are `object`, `model` (the product id), and `logprobs` and
  * `message.refusal` on every choice. When the upstream's text already has all but the model right, the
@@ -86,4 +87,112 @@ function keys(text: string, tail: string, from: number): number {
   let n = 0;
   for (let at = text.indexOf(tail, from); at !== -1; at = text.indexOf(tail, at + tail.length)) if (text.charCodeAt(at - 1) === 34 /* " */) n++;
   return n;
+}
+
+/** A reply's one text choice, read without parsing the whole body (`plainReply`). */
+export interface PlainReply {
+  /** The content as the upstream escaped it, without its quotes: a valid JSON string body ('' when null). */
+  content: string;
+  /** `finish_reason`, a plain word (`stop` when null, as the parsed path reads it). */
+  finishReason: string;
+  usage: UpstreamUsage;
+}
+
+/**
+ * A JSON string, escapes checked, so its text can be copied into other JSON as it is. Its unescaped
+ * characters are any from space up but `"` and `\\` (no control characters).
+ */
+const jsonString = /"[ !#-[\]-\uffff]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[ !#-[\]-\uffff]*)*"/y;
+/** A member's key; only plain lower-case keys are read, anything else takes the parsed path. */
+const memberKey = /"([a-z_]+)":/y;
+/** A value that holds nothing the reply is made of: a number, a literal, an empty array or object. */
+const emptyValue = /null|true|false|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|\[\]|\{\}/y;
+const finishWord = /"([a-z_]+)"|null/y;
+
+/**
+ * The one choice of a reply in the usual shape (`fastChatReply`'s head, one choice, `"usage"` right after the
+ * choices), read without `JSON.parse`: its content still escaped, its finish reason and sane usage. Null —
+ * parse the body — for anything a framing would read more of: a refusal, tool calls, a logprobs object,
+ * several choices, a member that is not a plain value, usage that is absent or not sane.
+ */
+export function plainReply(text: string, bounds: UsageBounds): PlainReply | null {
+  head.lastIndex = 0;
+  if (!head.test(text)) return null;
+  const reply = { content: '', finishReason: 'stop' };
+  const at = choice(text, head.lastIndex + ',"choices":['.length, reply);
+  if (at === -1 || !text.startsWith('],"usage":', at)) return null;
+  usageToEnd.lastIndex = at + '],"usage":'.length;
+  const found = usageToEnd.exec(text);
+  if (!found) return null;
+  const reported: Record<string, number> = { [found[1]!]: Number(found[2]), [found[3]!]: Number(found[4]), [found[5]!]: Number(found[6]) };
+  const usage = saneUsage({ prompt_tokens: reported.prompt, completion_tokens: reported.completion }, bounds);
+  return usage && { ...reply, usage };
+}
+
+/** Reads the choice object at `at` into `reply`; where it ends, or -1 when it is not a plain text choice. */
+function choice(text: string, at: number, reply: { content: string; finishReason: string }): number {
+  let message = false;
+  const end = members(text, at, (key, from) => {
+    if (key === 'message') {
+      message = true;
+      return members(text, from, (field, value) => messageMember(text, field, value, reply));
+    }
+    if (key === 'finish_reason') {
+      finishWord.lastIndex = from;
+      const word = finishWord.exec(text);
+      if (!word) return -1;
+      reply.finishReason = word[1] ?? 'stop';
+      return finishWord.lastIndex;
+    }
+    // A logprobs object is the one member a framing could read: only null goes this way.
+    if (key === 'logprobs') return text.startsWith('null', from) ? from + 4 : -1;
+    return plainValue(text, from);
+  });
+  return message ? end : -1;
+}
+
+function messageMember(text: string, key: string, at: number, reply: { content: string }): number {
+  switch (key) {
+    case 'role':
+      return text.startsWith('"assistant"', at) ? at + '"assistant"'.length : -1;
+    case 'content': {
+      if (text.startsWith('null', at)) return at + 4;
+      jsonString.lastIndex = at;
+      if (!jsonString.test(text)) return -1;
+      reply.content = text.slice(at + 1, jsonString.lastIndex - 1);
+      return jsonString.lastIndex;
+    }
+    case 'refusal':
+    case 'function_call':
+    case 'audio':
+      return text.startsWith('null', at) ? at + 4 : -1;
+    case 'tool_calls':
+      return text.startsWith('[]', at) ? at + 2 : text.startsWith('null', at) ? at + 4 : -1;
+    default:
+      return plainValue(text, at);
+  }
+}
+
+/** The object at `at`, each member's value read by `value` (which returns where it ends, or -1); where the object ends, or -1. */
+function members(text: string, at: number, value: (key: string, at: number) => number): number {
+  if (text.charCodeAt(at) !== 123 /* { */) return -1;
+  if (text.charCodeAt(at + 1) === 125 /* } */) return at + 2;
+  for (let next = at + 1; ; ) {
+    memberKey.lastIndex = next;
+    const key = memberKey.exec(text);
+    if (!key) return -1;
+    const end = value(key[1]!, memberKey.lastIndex);
+    if (end === -1) return -1;
+    const after = text.charCodeAt(end);
+    if (after === 125 /* } */) return end + 1;
+    if (after !== 44 /* , */) return -1;
+    next = end + 1;
+  }
+}
+
+/** A string or an empty value; where it ends, or -1. */
+function plainValue(text: string, at: number): number {
+  const pattern = text.charCodeAt(at) === 34 /* " */ ? jsonString : emptyValue;
+  pattern.lastIndex = at;
+  return pattern.test(text) ? pattern.lastIndex : -1;
 }
