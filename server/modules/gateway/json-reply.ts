@@ -104,16 +104,17 @@ export interface PlainReply {
  */
 const jsonString = /"[ !#-[\]-\uffff]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[ !#-[\]-\uffff]*)*"/y;
 /** A member's key; only plain lower-case keys are read, anything else takes the parsed path. */
-const memberKey = /"([a-z_]+)":/y;
+const memberKey = /"[a-z_]+":/y;
 /** A value that holds nothing the reply is made of: a number, a literal, an empty array or object. */
 const emptyValue = /null|true|false|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|\[\]|\{\}/y;
-const finishWord = /"([a-z_]+)"|null/y;
+const finishWord = /"[a-z_]+"/y;
 
 /**
  * The one choice of a reply in the usual shape (`fastChatReply`'s head, one choice, `"usage"` right after the
  * choices), read without `JSON.parse`: its content still escaped, its finish reason and sane usage. Null —
  * parse the body — for anything a framing would read more of: a refusal, tool calls, a logprobs object,
- * several choices, a member that is not a plain value, usage that is absent or not sane.
+ * several choices, a member that is not a plain value, usage that is absent or not sane. Keys are matched in
+ * place (`startsWith`), not cut out: this runs once a reply, in place of the parse.
  */
 export function plainReply(text: string, bounds: UsageBounds): PlainReply | null {
   head.lastIndex = 0;
@@ -131,63 +132,72 @@ export function plainReply(text: string, bounds: UsageBounds): PlainReply | null
 
 /** Reads the choice object at `at` into `reply`; where it ends, or -1 when it is not a plain text choice. */
 function choice(text: string, at: number, reply: { content: string; finishReason: string }): number {
+  if (text.charCodeAt(at) !== 123 /* { */) return -1;
   let message = false;
-  const end = members(text, at, (key, from) => {
-    if (key === 'message') {
+  for (let key = at + 1; ; ) {
+    const from = valueAt(text, key);
+    if (from === -1) return -1;
+    let end: number;
+    if (text.startsWith('"message"', key)) {
       message = true;
-      return members(text, from, (field, value) => messageMember(text, field, value, reply));
-    }
-    if (key === 'finish_reason') {
+      end = messageObject(text, from, reply);
+    } else if (text.startsWith('"finish_reason"', key)) {
+      end = text.startsWith('null', from) ? from + 4 : -1;
       finishWord.lastIndex = from;
-      const word = finishWord.exec(text);
-      if (!word) return -1;
-      reply.finishReason = word[1] ?? 'stop';
-      return finishWord.lastIndex;
-    }
-    // A logprobs object is the one member a framing could read: only null goes this way.
-    if (key === 'logprobs') return text.startsWith('null', from) ? from + 4 : -1;
-    return plainValue(text, from);
-  });
-  return message ? end : -1;
-}
-
-function messageMember(text: string, key: string, at: number, reply: { content: string }): number {
-  switch (key) {
-    case 'role':
-      return text.startsWith('"assistant"', at) ? at + '"assistant"'.length : -1;
-    case 'content': {
-      if (text.startsWith('null', at)) return at + 4;
-      jsonString.lastIndex = at;
-      if (!jsonString.test(text)) return -1;
-      reply.content = text.slice(at + 1, jsonString.lastIndex - 1);
-      return jsonString.lastIndex;
-    }
-    case 'refusal':
-    case 'function_call':
-    case 'audio':
-      return text.startsWith('null', at) ? at + 4 : -1;
-    case 'tool_calls':
-      return text.startsWith('[]', at) ? at + 2 : text.startsWith('null', at) ? at + 4 : -1;
-    default:
-      return plainValue(text, at);
+      if (end === -1 && finishWord.test(text)) {
+        end = finishWord.lastIndex;
+        reply.finishReason = text.slice(from + 1, end - 1);
+      }
+    } else if (text.startsWith('"logprobs"', key)) {
+      // A logprobs object is the one member a framing could read: only null goes this way.
+      end = text.startsWith('null', from) ? from + 4 : -1;
+    } else end = plainValue(text, from);
+    const next = after(text, end);
+    if (next === 0) return message ? end + 1 : -1;
+    if (next === -1) return -1;
+    key = next;
   }
 }
 
-/** The object at `at`, each member's value read by `value` (which returns where it ends, or -1); where the object ends, or -1. */
-function members(text: string, at: number, value: (key: string, at: number) => number): number {
+/** Reads the message object at `at` into `reply`; where it ends, or -1 when it is not a plain assistant text. */
+function messageObject(text: string, at: number, reply: { content: string }): number {
   if (text.charCodeAt(at) !== 123 /* { */) return -1;
   if (text.charCodeAt(at + 1) === 125 /* } */) return at + 2;
-  for (let next = at + 1; ; ) {
-    memberKey.lastIndex = next;
-    const key = memberKey.exec(text);
-    if (!key) return -1;
-    const end = value(key[1]!, memberKey.lastIndex);
-    if (end === -1) return -1;
-    const after = text.charCodeAt(end);
-    if (after === 125 /* } */) return end + 1;
-    if (after !== 44 /* , */) return -1;
-    next = end + 1;
+  for (let key = at + 1; ; ) {
+    const from = valueAt(text, key);
+    if (from === -1) return -1;
+    let end: number;
+    if (text.startsWith('"role"', key)) end = text.startsWith('"assistant"', from) ? from + '"assistant"'.length : -1;
+    else if (text.startsWith('"content"', key)) {
+      end = text.startsWith('null', from) ? from + 4 : -1;
+      jsonString.lastIndex = from;
+      if (end === -1 && jsonString.test(text)) {
+        end = jsonString.lastIndex;
+        reply.content = text.slice(from + 1, end - 1);
+      }
+    } else if (text.startsWith('"refusal"', key) || text.startsWith('"function_call"', key) || text.startsWith('"audio"', key)) {
+      end = text.startsWith('null', from) ? from + 4 : -1;
+    } else if (text.startsWith('"tool_calls"', key)) {
+      end = text.startsWith('[]', from) ? from + 2 : text.startsWith('null', from) ? from + 4 : -1;
+    } else end = plainValue(text, from);
+    const next = after(text, end);
+    if (next === 0) return end + 1;
+    if (next === -1) return -1;
+    key = next;
   }
+}
+
+/** Where the value of the member whose key is at `at` starts, or -1 when no plain key is there. */
+function valueAt(text: string, at: number): number {
+  memberKey.lastIndex = at;
+  return memberKey.test(text) ? memberKey.lastIndex : -1;
+}
+
+/** After a value ending at `end`: the next member's key (`,`), 0 at the object's `}`, -1 otherwise. */
+function after(text: string, end: number): number {
+  if (end === -1) return -1;
+  const code = text.charCodeAt(end);
+  return code === 125 /* } */ ? 0 : code === 44 /* , */ ? end + 1 : -1;
 }
 
 /** A string or an empty value; where it ends, or -1. */
