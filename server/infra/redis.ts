@@ -38,7 +38,7 @@ export interface RedisLayer {
  * by its first argument, which for these is the key count, not a key: they are sent on their own (each one
  * still goes to the node of its keys' slot). Add a new script's command name here.
  */
-export const scriptCommands = ['svcSettle', 'svcRaise', 'svcHeartbeat', 'svcDeadInstances', 'svcRateLimit', 'svcRateRefund', 'svcConnectionAdd', 'svcConnectionTake', 'svcLease', 'svcRelease', 'svcCheckpoint'];
+export const scriptCommands = ['svcSettle', 'svcRaise', 'svcHeartbeat', 'svcDeadInstances', 'svcRateLimit', 'svcRateRefund', 'svcConnectionAdd', 'svcConnectionTake', 'svcLease', 'svcRelease', 'svcCheckpoint', 'svcResponsePart'];
 
 /**
  * Commands written to the socket when issued, never auto-pipelined: ioredis sends an auto-pipeline from a

@@ -30,7 +30,7 @@ import { forwards, type FieldFilter, type ModelRegistry, type RoutedModel } from
 import { rateLimitHeaders } from '../../rate-limit/rate-limit.service.ts';
 import { isOwnedField, legacyFunctions, type ChatBody } from './chat.validate.ts';
 import { asLegacyFunctionCall, chatFraming, replayAsChunks, type ChatCompletion, type CompletionChoice, type ReplyFraming, type StreamFramer } from './framing.ts';
-import { fastChatReply, saneUsage } from './json-reply.ts';
+import { saneUsage } from './json-reply.ts';
 import type { UpstreamUsage } from './stream-rewriter.ts';
 import { spliceUpstreamBody, type ClientBody } from './wire-body.ts';
 import { countPromptTokens, quickPromptTokens, TokenEstimate, tokenizer } from './token-estimate.ts';
@@ -201,20 +201,22 @@ export class ChatExecutor implements Executor<ChatCall> {
   }
 
   /**
-   * A non-streaming reply. For chat completions in the usual upstream shape, the upstream's text with the
-   * model swapped (`fastChatReply`); otherwise parsed, fixed and framed for the client's API.
+   * A non-streaming reply. In the usual upstream shape, made from the upstream's text without parsing it
+   * (`ReplyFraming.fastJson`: for chat completions the text with the model swapped); otherwise parsed, fixed
+   * and framed for the client's API.
    */
   async #proxyJson(turn: Turn, call: ChatCall, exchange: Exchange): Promise<void> {
     delete call.body.stream_options;
     const text = await this.#read(turn, call, exchange);
     // Until the whole reply was in hand: a non-streaming client waits for all of it.
     const upstreamMs = performance.now() - turn.upstreamFrom;
-    // Legacy `functions` and the other APIs rewrite the completion itself.
-    const fast = call.framing === chatFraming && !call.body[legacyFunctions] ? fastChatReply(text, call.model.resolvedId, call) : null;
+    // Legacy `functions` rewrite the completion itself.
+    const fast = call.body[legacyFunctions] ? null : (call.framing.fastJson?.(text, call.model.resolvedId, call) ?? null);
     if (!fast) return this.answer(turn, call, exchange, await this.#complete(turn, call, text), upstreamMs);
     turn.metered = { inputTokens: fast.usage.prompt_tokens, outputTokens: fast.usage.completion_tokens };
     turn.output = true;
     await exchange.finishing?.(turn);
+    call.framing.replying?.();
     exchange
       .reply!.headers(turn.rate ? rateLimitHeaders(turn.rate) : {})
       .headers(costHeaders(turn))

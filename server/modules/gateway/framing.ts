@@ -9,6 +9,7 @@
  * obtained without streaming (tools with `toolsWithStream: emulate`, Responses tools) goes out through the
  * same stream framer as a real stream.
  */
+import { fastChatReply, type UsageBounds } from './json-reply.ts';
 import { StreamRewriter, type StreamFramer, type UpstreamUsage } from './stream-rewriter.ts';
 
 export type { StreamError, StreamFramer } from './stream-rewriter.ts';
@@ -54,6 +55,12 @@ export interface ReplyFraming {
   readonly maxTokensName: string;
   /** The body of a non-streaming reply. */
   json(completion: ChatCompletion): string | Promise<string>;
+  /**
+   * The same body made from the upstream's text without parsing it, and the usage it reports; null when the
+   * text is not in a shape the framing reads so (then the text is parsed, and `json` frames it). `model`
+   * is the product id the reply names.
+   */
+  fastJson?(text: string, model: string, bounds: UsageBounds): { body: string; usage: UpstreamUsage } | null;
   /** A framer for one streamed reply; `model` is the product id replies name. */
   stream(model: string, includeUsage: boolean): StreamFramer;
   /** Called once the turn's final checkpoint is written, right before the reply's last bytes go out. */
@@ -65,6 +72,7 @@ export const chatFraming: ReplyFraming = {
   alwaysUsage: false,
   maxTokensName: 'max_tokens',
   json: (completion) => JSON.stringify(completion),
+  fastJson: fastChatReply,
   stream: (model, includeUsage) => new StreamRewriter(model, includeUsage),
 };
 

@@ -1,7 +1,8 @@
 /**
  * What an upstream's reply says about usage, checked against the turn's bounds (`saneUsage`), and the
  * non-streaming chat reply re-framed without parsing it (`fastChatReply`) — the counterpart of the stream
- * rewriter's fast path (`stream-rewriter.ts`).
+ * rewriter's fast path (`stream-rewriter.ts`). `plainReply` reads a one-choice text reply the same way, for
+ * the APIs that frame it anew (the Responses API: `ResponsesFraming.fastJson`).
  *
  * svc's fixes to a chat completion are `object`, `model` (the product id), and `logprobs` and
  * `message.refusal` on every choice. When the upstream's text already has all but the model right, the
@@ -86,4 +87,122 @@ function keys(text: string, tail: string, from: number): number {
   let n = 0;
   for (let at = text.indexOf(tail, from); at !== -1; at = text.indexOf(tail, at + tail.length)) if (text.charCodeAt(at - 1) === 34 /* " */) n++;
   return n;
+}
+
+/** A reply's one text choice, read without parsing the whole body (`plainReply`). */
+export interface PlainReply {
+  /** The content as the upstream escaped it, without its quotes: a valid JSON string body ('' when null). */
+  content: string;
+  /** `finish_reason`, a plain word (`stop` when null, as the parsed path reads it). */
+  finishReason: string;
+  usage: UpstreamUsage;
+}
+
+/**
+ * A JSON string, escapes checked, so its text can be copied into other JSON as it is. Its unescaped
+ * characters are any from space up but `"` and `\\` (no control characters).
+ */
+const jsonString = /"[ !#-[\]-\uffff]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[ !#-[\]-\uffff]*)*"/y;
+/** A member's key; only plain lower-case keys are read, anything else takes the parsed path. */
+const memberKey = /"[a-z_]+":/y;
+/** A value that holds nothing the reply is made of: a number, a literal, an empty array or object. */
+const emptyValue = /null|true|false|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|\[\]|\{\}/y;
+const finishWord = /"[a-z_]+"/y;
+
+/**
+ * The one choice of a reply in the usual shape (`fastChatReply`'s head, one choice, `"usage"` right after the
+ * choices), read without `JSON.parse`: its content still escaped, its finish reason and sane usage. Null —
+ * parse the body — for anything a framing would read more of: a refusal, tool calls, a logprobs object,
+ * several choices, a member that is not a plain value, usage that is absent or not sane. Keys are matched in
+ * place (`startsWith`), not cut out: this runs once a reply, in place of the parse.
+ */
+export function plainReply(text: string, bounds: UsageBounds): PlainReply | null {
+  head.lastIndex = 0;
+  if (!head.test(text)) return null;
+  const reply = { content: '', finishReason: 'stop' };
+  const at = choice(text, head.lastIndex + ',"choices":['.length, reply);
+  if (at === -1 || !text.startsWith('],"usage":', at)) return null;
+  usageToEnd.lastIndex = at + '],"usage":'.length;
+  const found = usageToEnd.exec(text);
+  if (!found) return null;
+  const reported: Record<string, number> = { [found[1]!]: Number(found[2]), [found[3]!]: Number(found[4]), [found[5]!]: Number(found[6]) };
+  const usage = saneUsage({ prompt_tokens: reported.prompt, completion_tokens: reported.completion }, bounds);
+  return usage && { ...reply, usage };
+}
+
+/** Reads the choice object at `at` into `reply`; where it ends, or -1 when it is not a plain text choice. */
+function choice(text: string, at: number, reply: { content: string; finishReason: string }): number {
+  if (text.charCodeAt(at) !== 123 /* { */) return -1;
+  let message = false;
+  for (let key = at + 1; ; ) {
+    const from = valueAt(text, key);
+    if (from === -1) return -1;
+    let end: number;
+    if (text.startsWith('"message"', key)) {
+      message = true;
+      end = messageObject(text, from, reply);
+    } else if (text.startsWith('"finish_reason"', key)) {
+      end = text.startsWith('null', from) ? from + 4 : -1;
+      finishWord.lastIndex = from;
+      if (end === -1 && finishWord.test(text)) {
+        end = finishWord.lastIndex;
+        reply.finishReason = text.slice(from + 1, end - 1);
+      }
+    } else if (text.startsWith('"logprobs"', key)) {
+      // A logprobs object is the one member a framing could read: only null goes this way.
+      end = text.startsWith('null', from) ? from + 4 : -1;
+    } else end = plainValue(text, from);
+    const next = after(text, end);
+    if (next === 0) return message ? end + 1 : -1;
+    if (next === -1) return -1;
+    key = next;
+  }
+}
+
+/** Reads the message object at `at` into `reply`; where it ends, or -1 when it is not a plain assistant text. */
+function messageObject(text: string, at: number, reply: { content: string }): number {
+  if (text.charCodeAt(at) !== 123 /* { */) return -1;
+  if (text.charCodeAt(at + 1) === 125 /* } */) return at + 2;
+  for (let key = at + 1; ; ) {
+    const from = valueAt(text, key);
+    if (from === -1) return -1;
+    let end: number;
+    if (text.startsWith('"role"', key)) end = text.startsWith('"assistant"', from) ? from + '"assistant"'.length : -1;
+    else if (text.startsWith('"content"', key)) {
+      end = text.startsWith('null', from) ? from + 4 : -1;
+      jsonString.lastIndex = from;
+      if (end === -1 && jsonString.test(text)) {
+        end = jsonString.lastIndex;
+        reply.content = text.slice(from + 1, end - 1);
+      }
+    } else if (text.startsWith('"refusal"', key) || text.startsWith('"function_call"', key) || text.startsWith('"audio"', key)) {
+      end = text.startsWith('null', from) ? from + 4 : -1;
+    } else if (text.startsWith('"tool_calls"', key)) {
+      end = text.startsWith('[]', from) ? from + 2 : text.startsWith('null', from) ? from + 4 : -1;
+    } else end = plainValue(text, from);
+    const next = after(text, end);
+    if (next === 0) return end + 1;
+    if (next === -1) return -1;
+    key = next;
+  }
+}
+
+/** Where the value of the member whose key is at `at` starts, or -1 when no plain key is there. */
+function valueAt(text: string, at: number): number {
+  memberKey.lastIndex = at;
+  return memberKey.test(text) ? memberKey.lastIndex : -1;
+}
+
+/** After a value ending at `end`: the next member's key (`,`), 0 at the object's `}`, -1 otherwise. */
+function after(text: string, end: number): number {
+  if (end === -1) return -1;
+  const code = text.charCodeAt(end);
+  return code === 125 /* } */ ? 0 : code === 44 /* , */ ? end + 1 : -1;
+}
+
+/** A string or an empty value; where it ends, or -1. */
+function plainValue(text: string, at: number): number {
+  const pattern = text.charCodeAt(at) === 34 /* " */ ? jsonString : emptyValue;
+  pattern.lastIndex = at;
+  return pattern.test(text) ? pattern.lastIndex : -1;
 }

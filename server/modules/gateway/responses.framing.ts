@@ -17,6 +17,7 @@
  * finds it, as its reads reach Redis after those writes (`ResponseStore.save`).
  */
 import type { ChatMessage } from './chat.validate.ts';
+import { plainReply, type UsageBounds } from './json-reply.ts';
 import type { ChatCompletion, CompletionMessage, StreamError, StreamFramer, ToolCall } from './framing.ts';
 import type { SearchingFraming, SearchRound } from './hosted-search.ts';
 import {
@@ -32,7 +33,7 @@ import {
   type Refusal,
   type ToolCallItem,
 } from './responses.items.ts';
-import type { ResponseStore } from './responses.store.ts';
+import { messageItemId, type ResponseStore } from './responses.store.ts';
 import type { ToolNames } from './responses.tools.ts';
 import { allocChunk } from '../../http/chunked.ts';
 import { EscapedText, ReframedChatStream, unpooled, type UpstreamUsage } from './stream-rewriter.ts';
@@ -88,13 +89,29 @@ export class ResponsesFraming implements SearchingFraming {
     if (choice) {
       const content = messageContent(choice.message, this.searches);
       if (content.length > 0 || !choice.message.tool_calls?.length) {
-        output.push({ type: 'message', id: responsesId('msg'), status: 'completed', role: 'assistant', content: content.length > 0 ? content : [outputText('')] });
+        output.push({ type: 'message', id: this.messageId(), status: 'completed', role: 'assistant', content: content.length > 0 ? content : [outputText('')] });
       }
       for (const call of choice.message.tool_calls ?? []) output.push(toolCallItem(call, this.context.names));
     }
     const json = this.responseJson(completion.model, choice?.finish_reason ?? 'stop', output, completion.usage);
     this.keep(output, json);
     return json;
+  }
+
+  /**
+   * `json`'s body made from the upstream's text (`plainReply`): a plain text reply's content is copied into
+   * the response, still escaped, and nothing is parsed or serialised but the echo, once (issue 48). Null —
+   * the text is parsed — when searches ran (their citations need the text) or the reply is not plain text.
+   */
+  fastJson(text: string, model: string, bounds: UsageBounds): { body: string; usage: UpstreamUsage } | null {
+    if (this.searches.length > 0) return null;
+    const reply = plainReply(text, bounds);
+    if (!reply) return null;
+    const content = `"${reply.content}"`;
+    const output = `[{"type":"message","id":"${this.messageId()}","status":"completed","role":"assistant","content":[{"type":"output_text","text":${content},"annotations":[],"logprobs":[]}]}]`;
+    const body = this.#json(model, reply.finishReason, output, reply.usage, null);
+    this.#keep(`{"role":"assistant","content":${content}}`, body);
+    return { body, usage: reply.usage };
   }
 
   stream(model: string): StreamFramer {
@@ -115,6 +132,11 @@ export class ResponsesFraming implements SearchingFraming {
    * serialised once per response rather than spread into a new object and serialised each time (issue 48).
    */
   responseJson(model: string, finishReason: string | null, output: OutputItem[], usage: UpstreamUsage | null, failed: StreamError | null = null): string {
+    return this.#json(model, finishReason, JSON.stringify(output), usage, failed);
+  }
+
+  /** `responseJson` with its output items serialised already. */
+  #json(model: string, finishReason: string | null, output: string, usage: UpstreamUsage | null, failed: StreamError | null): string {
     const incomplete = incompleteReason(finishReason);
     const status = responseStatus(finishReason, incomplete, failed);
     // `{"instructions":…`: the echo always has members, so its tail follows a comma.
@@ -123,11 +145,20 @@ export class ResponsesFraming implements SearchingFraming {
       `{"id":${JSON.stringify(this.context.id)},"object":"response","created_at":${JSON.stringify(this.context.createdAt)},"status":"${status}"` +
       `,"error":${failed ? JSON.stringify({ code: failed.code, message: failed.message }) : 'null'}` +
       `,"incomplete_details":${incomplete ? `{"reason":"${incomplete}"}` : 'null'}` +
-      `,"model":${JSON.stringify(model)},"output":${JSON.stringify(output)},"usage":${usage ? JSON.stringify(responsesUsage(usage)) : 'null'}${this.#echoTail}`
+      `,"model":${JSON.stringify(model)},"output":${output},"usage":${usage ? usageJson(usage) : 'null'}${this.#echoTail}`
     );
   }
 
   #echoTail: string | null = null;
+  #messages = 0;
+
+  /**
+   * The id of the response's next message item: made from the response's id (`messageItemId`), so an
+   * `item_reference` to it finds the kept response. A random one for an id svc did not make.
+   */
+  messageId(): string {
+    return messageItemId(this.context.id, this.#messages++) ?? responsesId('msg');
+  }
 
   /** The `response` object in a given state (what `responseJson` serialises). */
   response(model: string, finishReason: string | null, output: OutputItem[], usage: UpstreamUsage | null, failed: StreamError | null = null): Record<string, unknown> {
@@ -148,18 +179,23 @@ export class ResponsesFraming implements SearchingFraming {
   }
 
   /**
-   * Keeps the finished response: its object as sent (for `GET /v1/responses/{id}`), its input items, the
-   * conversation for `previous_response_id` and its message items for `item_reference`.
+   * Keeps the finished response: its object as sent (for `GET /v1/responses/{id}`, and `item_reference` to
+   * its message items), its input items and the conversation for `previous_response_id`.
    */
   keep(output: OutputItem[], response: string): void {
+    if (!this.context.store) return;
+    const reply = asChatMessage(output);
+    this.#keep(reply && JSON.stringify(reply), response);
+  }
+
+  /** `keep` with the reply's chat message serialised already. */
+  #keep(reply: string | null, response: string): void {
     const { store, payerId, id, conversation, input } = this.context;
     if (!store) return;
-    const reply = asChatMessage(output);
-    const items: [string, ChatMessage][] = output
-      .filter((item): item is MessageItem => item.type === 'message')
-      .map((item) => [item.id, asChatMessage([item]) ?? { role: 'assistant', content: '' }]);
+    const before = JSON.stringify(conversation);
+    const ended = reply === null ? before : before === '[]' ? `[${reply}]` : `${before.slice(0, -1)},${reply}]`;
     // A store that is down costs the chaining, not the reply: the client already has its answer.
-    void store.save(payerId, id, { conversation: reply ? [...conversation, reply] : conversation, items, response, input: JSON.stringify(input) }).catch(() => undefined);
+    void store.save(payerId, id, { conversation: ended, response, input: JSON.stringify(input) }).catch(() => undefined);
   }
 }
 
@@ -182,6 +218,13 @@ function responsesUsage(usage: UpstreamUsage) {
     // A stream's cost (`response.completed`): what its ledger row records.
     ...(usage.cost && { cost: usage.cost }),
   };
+}
+
+/** `JSON.stringify(responsesUsage(usage))`, its counts (whole numbers) written in place. */
+function usageJson(usage: UpstreamUsage): string {
+  if (usage.cost) return JSON.stringify(responsesUsage(usage));
+  const total = usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens;
+  return `{"input_tokens":${usage.prompt_tokens},"input_tokens_details":{"cached_tokens":0},"output_tokens":${usage.completion_tokens},"output_tokens_details":{"reasoning_tokens":0},"total_tokens":${total}}`;
 }
 
 function messageContent(message: CompletionMessage, searches: readonly SearchRound[]): (OutputText | Refusal)[] {
@@ -369,7 +412,7 @@ class ResponsesStream extends ReframedChatStream {
     let out = '';
     if (!this.#message) {
       out += this.#closeCalls();
-      const item: MessageItem = { type: 'message', id: responsesId('msg'), status: 'in_progress', role: 'assistant', content: [] };
+      const item: MessageItem = { type: 'message', id: this.#framing.messageId(), status: 'in_progress', role: 'assistant', content: [] };
       const index = this.#output.length;
       const middle = unpooled(`,"item_id":"${item.id}","output_index":${index},"content_index":0,"delta":"`);
       this.#message = { item, index, text: new EscapedText(), middle };

@@ -1,21 +1,26 @@
 /**
  * What `/v1/responses` keeps (`gateway.responsesRetentionSeconds`): per response, the response object as it
- * was sent (`GET /v1/responses/{id}`), its input items (`GET /v1/responses/{id}/input_items`), the
- * conversation it ended with (for `previous_response_id`), and per assistant message item its text (for
- * `item_reference`, which the Vercel AI SDK sends instead of earlier replies while `store` is true). Kept in
- * Redis (shared by every instance) or, in single-instance mode, in memory (bounded). Every key carries the
- * payer's id: one payer can never read or delete another's response, whatever id it sends.
+ * was sent (`GET /v1/responses/{id}`), its input items (`GET /v1/responses/{id}/input_items`) and the
+ * conversation it ended with (for `previous_response_id`). Its message items are found through it: their ids
+ * are the response's own (`msg_<hex>` of `resp_<hex>`, `messageItemId`), so an `item_reference` — which the
+ * Vercel AI SDK sends instead of earlier replies while `store` is true — reads the response object and takes
+ * the item from its output. Kept in Redis (shared by every instance) or, in single-instance mode, in memory
+ * (bounded). Every key carries the payer's id: one payer can never read or delete another's response,
+ * whatever id it sends.
  *
  * A response is one key (`responses:<payer>:<id>:kept`) holding its three parts' JSON joined by newlines —
- * JSON as `JSON.stringify` writes it never holds a raw newline — plus a key per message item, each written
- * with a plain `SET … EX`. A Lua script setting three keys a response cost Redis ~90 µs a turn more than
- * chat's path, twice the data's own cost (issue 48). Responses an older svc kept (a key for each part) are
- * read too, until their retention ends.
+ * JSON as `JSON.stringify` writes it never holds a raw newline — written with one plain `SET … EX`. A Lua
+ * script setting three keys a response cost Redis ~90 µs a turn more than chat's path, twice the data's own
+ * cost, and a second SET a message item most of the rest (issue 48). An item is read with a script that
+ * returns the value's first part, the response object: a reply's size, not its whole conversation's (a
+ * conversation of n turns references n replies). What an older svc kept — a key for each part, a key per
+ * message item — is read too, until its retention ends.
  */
 import type { Redis } from 'ioredis';
 import type { RedisClient } from '../../infra/redis.ts';
 import { setNow } from '../../infra/redis-written.ts';
 import type { ChatMessage } from './chat.validate.ts';
+import { asChatMessage, type OutputItem } from './responses.items.ts';
 
 /** In-memory entries kept at most (single-instance mode); the oldest go first. */
 const MEMORY_ENTRIES = 10_000;
@@ -27,15 +32,38 @@ export interface LoadedConversation {
   items: Map<string, ChatMessage>;
 }
 
-/** One finished response, as kept. */
+/** One finished response, as kept: each part JSON. */
 export interface ResponseRecord {
-  conversation: readonly ChatMessage[];
-  /** Its assistant message items, by id. */
-  items: readonly [string, ChatMessage][];
-  /** The response object's JSON, as sent. */
+  /** The conversation it ended with (an array of chat messages). */
+  conversation: string;
+  /** The response object, as sent. */
   response: string;
-  /** Its input items' JSON (an array). */
+  /** Its input items (an array). */
   input: string;
+}
+
+/** The first part of a kept response (the response object), or nil: what an `item_reference` reads. */
+const responsePartScript = `
+local kept = redis.call('GET', KEYS[1])
+if not kept then return false end
+local line = string.find(kept, '\\n', 1, true)
+if line then return string.sub(kept, 1, line - 1) end
+return kept
+`;
+
+/** The id of a response's `n`th message item (from 0): the response's own id, so the item is found through it. */
+export function messageItemId(responseId: string, n: number): string | null {
+  const hex = SVC_RESPONSE_ID.exec(responseId)?.[1];
+  if (hex === undefined) return null;
+  return n === 0 ? `msg_${hex}` : `msg_${hex}_${n}`;
+}
+
+/** Ids svc gives responses, and the message item ids made from them. */
+const SVC_RESPONSE_ID = /^resp_([0-9a-f]{48})$/;
+const SVC_MESSAGE_ID = /^msg_([0-9a-f]{48})(?:_[1-9]\d{0,3})?$/;
+
+interface ResponsePartCommand {
+  svcResponsePart(key: string): Promise<string | null>;
 }
 
 export class ResponseStore {
@@ -46,6 +74,7 @@ export class ResponseStore {
   constructor(redis: RedisClient | null, retentionSeconds: number) {
     this.#redis = redis;
     this.#ttlSeconds = retentionSeconds;
+    redis?.defineCommand('svcResponsePart', { numberOfKeys: 1, lua: responsePartScript });
   }
 
   /** False when `gateway.responsesRetentionSeconds` is 0: nothing is kept, `previous_response_id` always misses. */
@@ -57,10 +86,21 @@ export class ResponseStore {
     return this.#ttlSeconds;
   }
 
-  /** One round trip for the previous response and every referenced item. */
+  /**
+   * One round trip for the previous response and every referenced item: a message item from its response's
+   * object, or from the key an older svc kept it under.
+   */
   async load(payerId: string, previousId: string | null, itemIds: readonly string[]): Promise<LoadedConversation> {
     const keys = [...(previousId === null ? [] : [keptKey(payerId, previousId), conversationKey(payerId, previousId)]), ...itemIds.map((id) => itemKey(payerId, id))];
-    const values = keys.length === 0 || !this.enabled ? keys.map(() => null) : await this.#get(keys);
+    if (keys.length === 0 || !this.enabled) return { previous: previousId === null ? null : undefined, items: new Map() };
+    const owners = [...new Set(itemIds.map((id) => SVC_MESSAGE_ID.exec(id)?.[1]).filter((owner) => owner !== undefined))];
+    // Issued in one tick: auto-pipelined into one write with the GETs.
+    const [values, parts] = await Promise.all([this.#get(keys), Promise.all(owners.map((owner) => this.#responsePart(keptKey(payerId, `resp_${owner}`))))]);
+    const outputs = new Map<string, OutputItem[]>();
+    owners.forEach((owner, i) => {
+      const json = parts[i];
+      if (json) outputs.set(owner, (JSON.parse(json) as { output?: OutputItem[] }).output ?? []);
+    });
     const items = new Map<string, ChatMessage>();
     let offset = 0;
     let previous: ChatMessage[] | null | undefined = null;
@@ -71,7 +111,9 @@ export class ResponseStore {
     }
     itemIds.forEach((id, i) => {
       const value = values[i + offset];
-      if (value) items.set(id, JSON.parse(value) as ChatMessage);
+      if (value) return items.set(id, JSON.parse(value) as ChatMessage);
+      const item = outputs.get(SVC_MESSAGE_ID.exec(id)?.[1] ?? '')?.find((output) => output.type === 'message' && output.id === id);
+      if (item) items.set(id, asChatMessage([item]) ?? { role: 'assistant', content: '' });
     });
     return { previous, items };
   }
@@ -104,24 +146,19 @@ export class ResponseStore {
   async save(payerId: string, responseId: string, record: ResponseRecord): Promise<void> {
     if (!this.enabled) return;
     const key = keptKey(payerId, responseId);
-    const kept = [record.response, record.input, JSON.stringify(record.conversation)];
-    const items = record.items.map(([id, message]): [string, string] => [itemKey(payerId, id), JSON.stringify(message)]);
+    const kept = [record.response, record.input, record.conversation];
     const redis = this.#redis;
     if (redis && !redis.isCluster) {
       this.#hold(redis as Redis);
-      await Promise.all([this.#setNow(redis as Redis, key, kept), ...items.map(([itemKey, json]) => this.#setNow(redis as Redis, itemKey, [json]))]);
+      await this.#setNow(redis as Redis, key, kept);
       return;
     }
-    const entries: [string, string][] = [[key, kept.join('\n')], ...items];
     if (redis) {
-      await Promise.all(entries.map(([key, json]) => redis.set(key, json, 'EX', this.#ttlSeconds)));
+      await redis.set(key, kept.join('\n'), 'EX', this.#ttlSeconds);
       return;
     }
-    const expiresAt = Date.now() + this.#ttlSeconds * 1000;
-    for (const [key, json] of entries) {
-      this.#memory.delete(key);
-      this.#memory.set(key, { json, expiresAt });
-    }
+    this.#memory.delete(key);
+    this.#memory.set(key, { json: kept.join('\n'), expiresAt: Date.now() + this.#ttlSeconds * 1000 });
     for (const key of this.#memory.keys()) {
       if (this.#memory.size <= MEMORY_ENTRIES) break;
       this.#memory.delete(key);
@@ -171,6 +208,13 @@ export class ResponseStore {
     return true;
   }
 
+  /** The response object of a kept response (its value's first part), or null. */
+  async #responsePart(key: string): Promise<string | null> {
+    if (this.#redis) return (this.#redis as unknown as ResponsePartCommand).svcResponsePart(key);
+    const [kept] = await this.#get([key]);
+    return kept ? part(kept, RESPONSE) : null;
+  }
+
   async #get(keys: string[]): Promise<(string | null)[]> {
     if (this.#redis?.isCluster) {
       // Keys of different ids hash to different slots: one GET each (auto-pipelined into one write per node).
@@ -209,7 +253,7 @@ function keptKey(payerId: string, id: string): string {
   return `responses:${payerId}:${id}:kept`;
 }
 
-/** An older svc's keys for a response's parts (read and deleted, never written). */
+/** An older svc's keys for a response's parts and its message items (read and deleted, never written). */
 function conversationKey(payerId: string, id: string): string {
   return `responses:${payerId}:${id}`;
 }

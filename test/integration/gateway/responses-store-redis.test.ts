@@ -1,9 +1,9 @@
 /**
  * The Responses store on a real Redis, through svc's own client (`openRedis`: key prefix, auto-pipelining):
- * a response is one key and a key per message item, each a plain SET with the retention TTL, under the
- * configured prefix; a read issued right after `save` (not awaited, as the framing does) finds the response,
+ * a response is one key, written with one plain SET with the retention TTL, under the configured prefix, and
+ * its message items are read from it (their ids are made from the response's); a read issued right after `save` (not awaited, as the framing does) finds the response,
  * and the writes are on the socket once the caller flushes them, before it answers, so a read through another instance finds it
- * too. Responses an older svc kept (a key for each part) are still read and deleted.
+ * too. Responses an older svc kept (a key for each part, a key per message item) are still read and deleted.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -35,34 +35,42 @@ const conversation = [
   { role: 'assistant', content: 'Hello, Ann — 你好.' },
 ];
 const item = { role: 'assistant', content: 'Hello, Ann — 你好.' };
+const hex = (n: number) => n.toString(16).padStart(48, 'c');
+/** A response object whose output is one message item, its id made from the response's (as the framing makes it). */
+const responseOf = (n: number) =>
+  JSON.stringify({ id: `resp_${hex(n)}`, object: 'response', output: [{ type: 'message', id: `msg_${hex(n)}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: item.content, annotations: [], logprobs: [] }] }] });
 
 describe('ResponseStore on Redis', () => {
-  it('writes a response as one SET, and one per message item, every key with the TTL, readable at once', async () => {
+  it('writes a response as one SET with the TTL, readable at once, its message item through it', async () => {
     const store = new ResponseStore(layer.redis, 600);
     const redis = layer.redis!;
     const sent = vi.spyOn(redis, 'sendCommand');
-    const responseOf = (n: number) => JSON.stringify({ id: `resp_r${n}`, object: 'response', output: [{ type: 'message', id: `msg_r${n}` }] });
     const response = responseOf(1);
     const input = JSON.stringify([{ type: 'message', role: 'user', content: 'x' }]);
-    await store.save('payer-r', 'resp_r0', { conversation, items: [['msg_r0', item]], response: responseOf(0), input });
+    await store.save('payer-r', `resp_${hex(0)}`, { conversation: JSON.stringify(conversation), response: responseOf(0), input });
     // Auto-pipelining hands the commands to the client after this turn: counted once the write is done.
-    expect(sent.mock.calls.map(([command]) => command.name)).toEqual(['set', 'set']);
+    expect(sent.mock.calls.map(([command]) => command.name)).toEqual(['set']);
     sent.mockRestore();
     // Read without waiting for the write (as the framing does): the one connection keeps the order.
-    const saved = store.save('payer-r', 'resp_r1', { conversation, items: [['msg_r1', item]], response, input });
+    const saved = store.save('payer-r', `resp_${hex(1)}`, { conversation: JSON.stringify(conversation), response, input });
     // Not flushed: it goes out at the end of this tick anyway.
-    const [object, loaded] = await Promise.all([store.response('payer-r', 'resp_r1'), store.load('payer-r', 'resp_r1', ['msg_r1'])]);
+    const [object, loaded, referenced] = await Promise.all([
+      store.response('payer-r', `resp_${hex(1)}`),
+      store.load('payer-r', `resp_${hex(1)}`, [`msg_${hex(1)}`]),
+      store.load('payer-r', null, [`msg_${hex(0)}`, `msg_${hex(1)}`, `msg_${hex(2)}`]),
+    ]);
     await saved;
     expect(object).toBe(response);
-    expect(loaded).toEqual({ previous: conversation, items: new Map([['msg_r1', item]]) });
-    expect(await store.inputItems('payer-r', 'resp_r1')).toEqual(JSON.parse(input));
-    expect(await store.delete('payer-r', 'resp_r0')).toBe(true);
-    const keys = (await inspect.keys(`${keyPrefix}responses:payer-r:*`)).sort();
-    expect(keys).toEqual(
-      [`${keyPrefix}responses:payer-r:item:msg_r1`, `${keyPrefix}responses:payer-r:resp_r1:kept`].sort(),
-    );
-    for (const key of keys) expect(await inspect.ttl(key)).toBeGreaterThan(590);
-    expect(await store.delete('payer-r', 'resp_r1')).toBe(true);
+    expect(loaded).toEqual({ previous: conversation, items: new Map([[`msg_${hex(1)}`, item]]) });
+    expect(referenced).toEqual({ previous: null, items: new Map([[`msg_${hex(0)}`, item], [`msg_${hex(1)}`, item]]) });
+    expect(await store.load('payer-x', null, [`msg_${hex(1)}`])).toEqual({ previous: null, items: new Map() });
+    expect(await store.inputItems('payer-r', `resp_${hex(1)}`)).toEqual(JSON.parse(input));
+    expect(await store.delete('payer-r', `resp_${hex(0)}`)).toBe(true);
+    expect(await store.load('payer-r', null, [`msg_${hex(0)}`])).toEqual({ previous: null, items: new Map() });
+    const keys = await inspect.keys(`${keyPrefix}responses:payer-r:*`);
+    expect(keys).toEqual([`${keyPrefix}responses:payer-r:resp_${hex(1)}:kept`]);
+    expect(await inspect.ttl(keys[0]!)).toBeGreaterThan(590);
+    expect(await store.delete('payer-r', `resp_${hex(1)}`)).toBe(true);
     expect(await inspect.keys(`${keyPrefix}responses:payer-r:*`)).toEqual([]);
   });
 
@@ -73,7 +81,7 @@ describe('ResponseStore on Redis', () => {
     const busy = Promise.all(Array.from({ length: 50 }, () => redis.ping()));
     const before = redis.stream.bytesWritten;
     const response = JSON.stringify({ id: 'resp_r3', object: 'response', output: [] });
-    const saved = store.save('payer-r', 'resp_r3', { conversation, items: [], response, input: '[]' });
+    const saved = store.save('payer-r', 'resp_r3', { conversation: JSON.stringify(conversation), response, input: '[]' });
     // Held for the turn's final checkpoint to join it in one write, until the caller flushes.
     expect(redis.stream.writableLength).toBeGreaterThan(response.length);
     store.flush();
@@ -87,7 +95,7 @@ describe('ResponseStore on Redis', () => {
 
   it('writes a response without message items (only tool calls) the same way', async () => {
     const store = new ResponseStore(layer.redis, 60);
-    await store.save('payer-r', 'resp_r2', { conversation: [], items: [], response: '{"id":"resp_r2","output":[]}', input: '[]' });
+    await store.save('payer-r', 'resp_r2', { conversation: '[]', response: '{"id":"resp_r2","output":[]}', input: '[]' });
     expect(await store.response('payer-r', 'resp_r2')).toBe('{"id":"resp_r2","output":[]}');
     expect((await store.load('payer-r', 'resp_r2', [])).previous).toEqual([]);
   });

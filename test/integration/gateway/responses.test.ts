@@ -164,6 +164,8 @@ describe('POST /v1/responses', () => {
   it('item_reference brings back an earlier reply by its item id', async () => {
     const first = await m.client.responses.create({ model: 'auto', input: 'Tell me something.' });
     const itemId = first.output[0]!.id!;
+    // The item's id is its response's: the reference is read from the kept response, not a key of its own.
+    expect(itemId).toBe(`msg_${first.id.slice('resp_'.length)}`);
     await m.client.responses.create({
       model: 'auto',
       input: [{ role: 'user', content: 'Tell me something.' }, { type: 'item_reference', id: itemId }, { role: 'user', content: 'More.' }],
@@ -172,6 +174,21 @@ describe('POST /v1/responses', () => {
       { role: 'user', content: 'Tell me something.' },
       { role: 'assistant', content: 'Hello from the scripted upstream.' },
       { role: 'user', content: 'More.' },
+    ]);
+    // A streamed reply's item too.
+    const streamed = await m.client.responses.create({ model: 'auto', input: 'Again.', stream: true });
+    let streamedId = '';
+    let streamedText = '';
+    for await (const event of streamed) {
+      if (event.type !== 'response.completed') continue;
+      const item = event.response.output[0] as { id: string; content: { text: string }[] };
+      [streamedId, streamedText] = [item.id, item.content[0]!.text];
+    }
+    expect(streamedText.length).toBeGreaterThan(0);
+    await m.client.responses.create({ model: 'auto', input: [{ type: 'item_reference', id: streamedId }, { type: 'item_reference', id: itemId }] });
+    expect(h.upstream.bodies.at(-1)!.messages).toEqual([
+      { role: 'assistant', content: streamedText },
+      { role: 'assistant', content: 'Hello from the scripted upstream.' },
     ]);
     const stranger = await h.member();
     const refused = await post('/v1/responses', stranger.key, { model: 'auto', input: [{ type: 'item_reference', id: itemId }] });

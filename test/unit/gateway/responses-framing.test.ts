@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { ChatCompletion } from '../../../server/modules/gateway/framing.ts';
+import type { SearchRound } from '../../../server/modules/gateway/hosted-search.ts';
+import { saneUsage } from '../../../server/modules/gateway/json-reply.ts';
 import { ResponsesFraming, type ResponseEcho } from '../../../server/modules/gateway/responses.framing.ts';
+import { ResponseStore } from '../../../server/modules/gateway/responses.store.ts';
 import type { StreamError } from '../../../server/modules/gateway/stream-rewriter.ts';
 
 const head = { id: 'up-1', object: 'chat.completion.chunk', created: 7, model: 'qwen', system_fingerprint: null };
@@ -155,5 +159,73 @@ describe('the response object as JSON (the template)', () => {
       // What `JSON.stringify({ type, sequence_number, response })` would have written.
       expect(data).toBe(`data: ${JSON.stringify({ type: payload.type, sequence_number: payload.sequence_number, response: payload.response })}`);
     }
+  });
+});
+
+describe('a non-streaming reply made from the upstream text (fastJson)', () => {
+  const bounds = { promptBound: 1000, outputBound: 100 };
+  const id = `resp_${'5e'.repeat(24)}`;
+  const framing = (store: ResponseStore) =>
+    new ResponsesFraming({ id, createdAt: 1_765_000_000, echo: { ...echo, store: true }, store, payerId: 'payer', conversation: [{ role: 'user', content: 'Hi "you".' }], input: [], names: new Map() });
+  /** What the parsed path frames (`ChatExecutor`'s `#complete`, then `json`). */
+  const parsed = (text: string, frame: ResponsesFraming) => {
+    const completion = JSON.parse(text) as ChatCompletion;
+    completion.model = 'svc-2.1';
+    completion.usage = saneUsage(completion.usage, bounds)!;
+    return frame.json(completion);
+  };
+  const reply = (message: string, tail = ',"usage":{"prompt_tokens":5,"completion_tokens":6,"total_tokens":11}}', choice = '"logprobs":null,"finish_reason":"stop"') =>
+    `{"id":"chatcmpl-1","object":"chat.completion","created":7,"model":"qwen","choices":[{"index":0,"message":${message},${choice}}]${tail}`;
+
+  it('is the response the parsed path frames, and keeps the same conversation, for the shapes model servers send', async () => {
+    const texts = [
+      reply('{"role":"assistant","content":"Hi \\"there\\"\\n\\u00e9 ünï 漢字 😀 \\\\ \\/ \\u2028","refusal":null}'),
+      // OpenAI: annotations, details in usage, members after it.
+      reply(
+        '{"role":"assistant","content":"Cut","refusal":null,"annotations":[]}',
+        ',"usage":{"prompt_tokens":5,"completion_tokens":6,"total_tokens":11,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}},"service_tier":"default","system_fingerprint":"fp_1"}',
+        '"logprobs":null,"finish_reason":"length"',
+      ),
+      // vLLM: reasoning, an empty tool_calls, stop_reason; usage counts in another order.
+      reply(
+        '{"role":"assistant","reasoning_content":"think \\"hard\\"","content":"Done.","tool_calls":[]}',
+        ',"usage":{"prompt_tokens":5,"total_tokens":11,"completion_tokens":6,"prompt_tokens_details":null},"prompt_logprobs":null,"kv_transfer_params":null}',
+        '"logprobs":null,"finish_reason":"stop","stop_reason":null',
+      ),
+      reply('{"role":"assistant","content":null}', undefined, '"finish_reason":"content_filter"'),
+      reply('{"role":"assistant","content":""}', undefined, '"finish_reason":null'),
+    ];
+    for (const text of texts) {
+      const [fastStore, slowStore] = [new ResponseStore(null, 60), new ResponseStore(null, 60)];
+      const fast = framing(fastStore).fastJson(text, 'svc-2.1', bounds);
+      expect(fast).not.toBeNull();
+      const slow = parsed(text, framing(slowStore));
+      expect(JSON.parse(fast!.body)).toEqual(JSON.parse(slow));
+      expect(fast!.usage).toEqual({ prompt_tokens: 5, completion_tokens: 6, total_tokens: 11 });
+      expect(await fastStore.response('payer', id)).toBe(fast!.body);
+      const [fastLoaded, slowLoaded] = await Promise.all([fastStore.load('payer', id, [`msg_${'5e'.repeat(24)}`]), slowStore.load('payer', id, [`msg_${'5e'.repeat(24)}`])]);
+      expect(fastLoaded).toEqual(slowLoaded);
+      expect(fastLoaded.previous).toHaveLength(2);
+    }
+  });
+
+  it('leaves to the parsed path what it does not read', () => {
+    const texts = [
+      reply('{"role":"assistant","content":null,"refusal":"No."}'),
+      reply('{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}'),
+      reply('{"role":"assistant","content":"a"}', undefined, '"logprobs":{"content":[]},"finish_reason":"stop"'),
+      reply('{"role":"assistant","content":"a"}', undefined, '"finish_reason":"stop"},{"index":1,"message":{"role":"assistant","content":"b"},"finish_reason":"stop"'),
+      reply('{"role":"assistant","content":"bad \\x escape"}'),
+      reply('{"role":"assistant","content":"raw\ttab"}'),
+      reply('{"role":"assistant","content":"a"}', '}'),
+      reply('{"role":"assistant","content":"a"}', ',"usage":{"prompt_tokens":5000,"completion_tokens":6,"total_tokens":5006}}'),
+      reply('{"role":"assistant","content":"a"}', undefined, '"finish_reason":"Stop!"'),
+      reply('{"role":"user","content":"a"}'),
+      `${reply('{"role":"assistant","content":"a"}').slice(0, -1)}`,
+    ];
+    for (const text of texts) expect(framing(new ResponseStore(null, 60)).fastJson(text, 'svc-2.1', bounds)).toBeNull();
+    const searching = framing(new ResponseStore(null, 60));
+    searching.searches = [{ query: 'q', result: null } as unknown as SearchRound];
+    expect(searching.fastJson(reply('{"role":"assistant","content":"a"}'), 'svc-2.1', bounds)).toBeNull();
   });
 });
