@@ -42,7 +42,21 @@ export interface StartOptions {
 }
 
 export async function startApp(base: Record<string, unknown>, options: StartOptions = {}): Promise<TestApp> {
-  const port = await freePort();
+  // The port is chosen before the app is built (its URLs name it), so another socket on this machine — an
+  // outgoing connection takes its local port from the same ephemeral range — can take it in between: that
+  // start is thrown away and made again on a new port.
+  for (let attempt = 1; ; attempt += 1) {
+    const port = await freePort();
+    try {
+      return await startOnPort(port, base, options);
+    } catch (error) {
+      const taken = error as NodeJS.ErrnoException & { port?: number };
+      if (attempt >= 5 || taken.code !== 'EADDRINUSE' || taken.port !== port) throw error;
+    }
+  }
+}
+
+async function startOnPort(port: number, base: Record<string, unknown>, options: StartOptions): Promise<TestApp> {
   const url = `http://127.0.0.1:${port}`;
   // A test's app never goes looking for model servers on this machine's usual ports (another test's, or a
   // developer's Ollama, would answer): tests that want discovery turn it on and name their own port.
