@@ -7,7 +7,8 @@
  * only the finished request is allocated; the bytes are exactly what ioredis would send. What ioredis's
  * scripts do is kept: the client's key prefix on every key, EVAL the first time on a connection and EVALSHA
  * after, one resend when Redis answers NOSCRIPT, and on a cluster the node of the keys' slot (with
- * ioredis's redirections). Not auto-pipelined, but calls made in one tick still leave in one write (`corkForTick`). */
+ * ioredis's redirections). Not auto-pipelined, but calls made in one tick still leave in one write (`corkForTick`),
+ * unless the caller asks for the call to be written at once. */
 import { createHash } from 'node:crypto';
 import { Command, Redis } from 'ioredis';
 import type { RedisClient } from './redis.ts';
@@ -167,10 +168,12 @@ export class LuaScript {
   /**
    * Runs the script with the keys and arguments `write` puts down (called again each time ioredis
    * resends the command). `slotKey`: on a cluster, any key in the slot of the call's keys (its hash tag).
+   * `cork`: false writes the call to the socket now (unless the tick's calls already corked it), for a write
+   * that must be in the kernel before what the caller does next.
    */
-  async call<T>(redis: RedisClient, slotKey: string, write: (args: ScriptArgs) => void): Promise<T> {
+  async call<T>(redis: RedisClient, slotKey: string, write: (args: ScriptArgs) => void, cork = true): Promise<T> {
     const command = new ScriptCommand(this, redis.options.keyPrefix ?? '', slotKey, write);
-    corkForTick(redis);
+    if (cork) corkForTick(redis);
     try {
       return (await redis.sendCommand(command)) as T;
     } catch (error) {

@@ -38,16 +38,7 @@ export interface RedisLayer {
  * by its first argument, which for these is the key count, not a key: they are sent on their own (each one
  * still goes to the node of its keys' slot). Add a new script's command name here.
  */
-export const scriptCommands = ['svcSettle', 'svcRaise', 'svcHeartbeat', 'svcDeadInstances', 'svcRateLimit', 'svcRateRefund', 'svcConnectionAdd', 'svcConnectionTake', 'svcLease', 'svcRelease', 'svcCheckpoint', 'svcResponsePart'];
-
-/**
- * Commands written to the socket when issued, never auto-pipelined: ioredis sends an auto-pipeline from a
- * `setImmediate`, and not before the previous one has been answered — a round trip or more later. A
- * finished turn's final checkpoint must be in the kernel before its reply's last bytes (settlement.ts). A
- * kept response must be too, so a read through another instance finds it: its SETs are sent past the
- * auto-pipeline with `sendCommand` (`responses.store.ts`), as a SET here would take every SET out of it.
- */
-const writtenAtOnce = ['svcCheckpoint'];
+export const scriptCommands = ['svcSettle', 'svcRaise', 'svcHeartbeat', 'svcDeadInstances', 'svcRateLimit', 'svcRateRefund', 'svcConnectionAdd', 'svcConnectionTake', 'svcLease', 'svcRelease', 'svcResponsePart'];
 
 export async function openRedis(config: Config, log: Logger): Promise<RedisLayer> {
   const url = config.redis.url;
@@ -72,7 +63,7 @@ export async function openRedis(config: Config, log: Logger): Promise<RedisLayer
   if (nodes && keyPrefix.includes('{')) throw new Error('redis.keyPrefix must not contain "{" with a Redis Cluster (it would become every key\'s hash tag)');
   const redis: RedisClient = nodes
     ? new Cluster(nodes.nodes, clusterOptions(nodes, { ...options, keyPrefix, commandTimeout, connectionName: 'svc' }, { keyPrefix, enableAutoPipelining: true, autoPipeliningIgnoredCommands: scriptCommands, enableOfflineQueue: false }))
-    : new Redis(url, { ...options, keyPrefix, commandTimeout, connectionName: 'svc', enableAutoPipelining: true, autoPipeliningIgnoredCommands: writtenAtOnce });
+    : new Redis(url, { ...options, keyPrefix, commandTimeout, connectionName: 'svc', enableAutoPipelining: true });
   const subscriber: RedisClient = nodes
     ? new Cluster(nodes.nodes, clusterOptions(nodes, { ...options, connectionName: 'svc-sub' }, { enableOfflineQueue: true }))
     : new Redis(url, { ...options, connectionName: 'svc-sub', enableOfflineQueue: true });

@@ -159,7 +159,7 @@ export class Settlement {
 
   /**
    * Writes the queued final checkpoints, then lets their replies end: `checkpoint` writes its command to the
-   * socket before it returns (not auto-pipelined, `infra/redis.ts`), so they are in the kernel first.
+   * socket before it returns (not auto-pipelined nor corked, `pool.redis-store.ts`), so they are in the kernel first.
    */
   readonly #writeFinals = (): void => {
     const finals = this.#finals;
