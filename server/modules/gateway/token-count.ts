@@ -7,6 +7,8 @@
  * while it has counts to answer. A worker that cannot start, crashes or exits hands its counts back to this
  * thread (`estimateGroups` here, the same code), so a settlement is never lost nor left waiting; after a
  * failure the counts stay on this thread for a while rather than start a failing worker per count.
+ * The worker runs at the lowest priority, so that on a core it shares with the event loop a request never
+ * waits for it.
  */
 import { Worker } from 'node:worker_threads';
 import { estimateGroups, tokenizer } from './token-estimate.ts';
@@ -20,6 +22,12 @@ interface Pending {
 
 /** How long counts stay on this thread after the worker failed, before a new one is tried. */
 const RETRY_MS = 60_000;
+/**
+ * Counts the worker may owe at once. It runs at the lowest priority (token-count.worker.ts): on a saturated
+ * core it gets little time, and past this the counts are made here, as before it, so its queue, and how late
+ * settlement comes, stay bounded.
+ */
+const MAX_PENDING = 64;
 
 let worker: Worker | null = null;
 const pending = new Map<number, Pending>();
@@ -31,7 +39,7 @@ let failedAt = Number.NEGATIVE_INFINITY;
  * is `[[tokens of query], [tokens of answer]]`, each as `new TokenEstimate(count).count(text)` gives it.
  */
 export function estimateTokens(groups: Groups): Promise<number[][]> {
-  const thread = worker ?? start();
+  const thread = pending.size < MAX_PENDING ? (worker ?? start()) : null;
   if (!thread) return inThread(groups);
   const id = ++nextId;
   // Held open while counts are owed: a count awaited when nothing else keeps the loop alive still arrives.

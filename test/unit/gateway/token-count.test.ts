@@ -58,6 +58,13 @@ describe('the token-counting worker', () => {
     expect(many).toEqual(await Promise.all(groups.map((group) => inThread([group]))));
   });
 
+  it('more counts at once than the worker may owe: the rest are made on this thread, all exact', async () => {
+    const texts = Array.from({ length: 300 }, (_, i) => `${answer.slice(i * 7)} ${'数'.repeat(i)}`);
+    const counts = await Promise.all(texts.map((text) => estimateTokens([[text]])));
+    expect(counts).toEqual(await Promise.all(texts.map((text) => inThread([[text]]))));
+    expect(tokenWorker()).not.toBeNull();
+  });
+
   it('does not hold the process open, yet a count awaited with nothing else running arrives', async () => {
     const script = `const { estimateTokens } = await import(${JSON.stringify(resolve(repo, 'server/modules/gateway/token-count.ts'))});
       console.log(JSON.stringify(await estimateTokens([['hello worker', 'again']])));`;
