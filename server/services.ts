@@ -14,6 +14,7 @@ import type { Database } from './db/orm.ts';
 import { createPubSubFor } from './infra/pubsub.ts';
 import type { RedisLayer } from './infra/redis.ts';
 import { closeWithin } from './infra/shutdown.ts';
+import { closeTokenWorker } from './modules/gateway/token-count.ts';
 import { MeteringPipeline } from './metering/pipeline.ts';
 import { notifyingStore } from './metering/pool.notifying-store.ts';
 import { keyCappedCredit } from './metering/admission.ts';
@@ -480,6 +481,7 @@ function lifecycle({ db, redis, log }: Base, services: Omit<Services, 'start' | 
       await closeWithin(log, 'plan package expiry', () => planAssignments.close());
       pipeline.checkpoints.close();
       sweeper.close();
+      await closeWithin(log, 'turns measured for settlement', () => pipeline.measured());
       await closeWithin(log, 'ledger settlement', () => settlement.close());
       if (pools.close) await closeWithin(log, 'admission leases', () => pools.close!());
       await closeWithin(log, 'instance heartbeat', () => sweeper.leave());
@@ -490,6 +492,7 @@ function lifecycle({ db, redis, log }: Base, services: Omit<Services, 'start' | 
       await closeWithin(log, 'spend alert deliveries', () => alertDeliveries.close());
       await closeWithin(log, 'alert notices', () => alerts.events.close());
       await closeWithin(log, 'media', () => media.close());
+      await closeWithin(log, 'token counting worker', () => closeTokenWorker());
       identity.close();
       await closeWithin(log, 'connecting IPs flush', () => connectionRecorder.close());
       await closeWithin(log, 'last-used flush', () => lastUsed.close());

@@ -92,6 +92,8 @@ export class MeteringPipeline {
   readonly #firstToken = () => this.checkpoints.firstToken();
   /** `Exchange.finishing`: likewise. */
   readonly #finishing = (turn: Turn) => this.#finishNow(turn);
+  /** Turns being measured for settlement (their counts made in the counting worker, so it takes a while). */
+  readonly #settling = new Set<Promise<void>>();
 
   constructor(deps: PipelineDeps) {
     const { config } = deps;
@@ -321,7 +323,15 @@ export class MeteringPipeline {
     this.checkpoints.untrack(turn);
     if (turn.settled || (turn.ref === null && !turn.paidFromCredit)) return;
     turn.settled = true;
-    void this.#settle(turn, planned).catch((error: unknown) => this.#log.error({ err: error, requestId: turn.id }, 'settlement failed'));
+    const settling: Promise<void> = this.#settle(turn, planned)
+      .catch((error: unknown) => this.#log.error({ err: error, requestId: turn.id }, 'settlement failed'))
+      .then(() => void this.#settling.delete(settling));
+    this.#settling.add(settling);
+  }
+
+  /** Resolves once every turn that ended has been handed to settlement (app close waits for it, then closes settlement). */
+  async measured(): Promise<void> {
+    await Promise.all(this.#settling);
   }
 
   async #settle(turn: Turn, planned: TurnPlan<unknown, unknown>): Promise<void> {

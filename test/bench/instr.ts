@@ -4,7 +4,7 @@
  * change of a few percent cannot be seen in time; valgrind's callgrind counts instructions, and gives the same
  * count run after run.
  *
- *   node test/bench/instr.ts [s1|s4|paths] [--requests=1000] [--warm-up=5] [--systems=passthrough,svc] [--svc-node-flags=…] [--top=25] [--api=chat|messages|responses]
+ *   node test/bench/instr.ts [s1|s4|paths] [--requests=1000] [--warm-up=5] [--systems=passthrough,svc] [--svc-node-flags=…] [--top=25] [--api=chat|messages|responses] [--by-thread]
  *
  * `s1`: sequential non-streaming chat requests (S1's body); `s4`: streams of 100 chunks, 10 at a time,
  * 50 ms apart (slow enough that each chunk is its own read under valgrind, which runs svc ~50× slower).
@@ -15,6 +15,8 @@
  * Each system runs under `valgrind --tool=callgrind` with counting off; after the warm-up (5× the measured
  * load) counting is switched on for the measured load and the counts are dumped. Every thread counts, the
  * garbage collector's and the compiler's too, as in the bench's CPU figures; the kernel's work does not.
+ * `--by-thread` adds each thread's share (01 is the main thread, the one requests wait on): a worker's work
+ * (the token-counting worker's) is CPU the instance spends, but not time the event loop is held.
  * Prints instructions per request (or per 1,000 chunks) by kind — JavaScript, V8's built-ins and runtime,
  * the garbage collector, the compiler, Node's C++, libuv, llhttp, libc — and the heaviest functions, with
  * JavaScript named through Node's `--perf-basic-prof` map.
@@ -66,6 +68,8 @@ pinSelf(LOAD_CORE);
 rmSync(OUT, { recursive: true, force: true });
 mkdirSync(OUT, { recursive: true });
 const wrap = ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${OUT}/callgrind.%p`];
+// A dump per thread: what the event loop itself spends, apart from workers, the garbage collector's and the compiler's threads.
+if (process.argv.includes('--by-thread')) wrap.push('--separate-threads=yes');
 
 /** The measured load, `times` over: `requests` requests, or `requests` streams. Returns what one pass relays (requests or chunks). */
 async function load(system: System, times: number): Promise<number> {
@@ -124,18 +128,26 @@ const KINDS: [kind: string, test: RegExp][] = [
 ];
 
 function report(name: string, pid: number, units: number, nth = 1): string {
-  const dump = readdirSync(OUT).find((file) => file === `callgrind.${pid}.${nth}`);
-  if (!dump) throw new Error(`no callgrind dump for ${name} (pid ${pid}) in ${OUT}`);
-  const annotated = spawnSync('callgrind_annotate', ['--threshold=100', resolve(OUT, dump)], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout;
+  // One dump, or with `--by-thread` one per thread (`….<nth>-<thread>`, the main thread 01).
+  const dumps = readdirSync(OUT)
+    .filter((file) => file === `callgrind.${pid}.${nth}` || file.startsWith(`callgrind.${pid}.${nth}-`))
+    .sort();
+  if (dumps.length === 0) throw new Error(`no callgrind dump for ${name} (pid ${pid}) in ${OUT}`);
   const jit = jitNames(pid);
   const byFunction = new Map<string, number>();
-  for (const line of annotated.split('\n')) {
-    const match = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$/.exec(line);
-    if (!match || match[2] === 'PROGRAM TOTALS') continue;
-    const count = Number(match[1]!.replaceAll(',', ''));
-    const address = /^\?\?\?:0x([0-9a-f]+) \[\?\?\?\]$/.exec(match[2]!);
-    const fn = address ? (jit(parseInt(address[1]!, 16)) ?? 'JS: (code no longer mapped)') : nativeName(match[2]!);
-    byFunction.set(fn, (byFunction.get(fn) ?? 0) + count);
+  const byThread = new Map<string, number>();
+  for (const dump of dumps) {
+    const annotated = spawnSync('callgrind_annotate', ['--threshold=100', resolve(OUT, dump)], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout;
+    const thread = /-(\d+)$/.exec(dump)?.[1] ?? 'all';
+    for (const line of annotated.split('\n')) {
+      const match = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$/.exec(line);
+      if (!match || match[2] === 'PROGRAM TOTALS') continue;
+      const count = Number(match[1]!.replaceAll(',', ''));
+      const address = /^\?\?\?:0x([0-9a-f]+) \[\?\?\?\]$/.exec(match[2]!);
+      const fn = address ? (jit(parseInt(address[1]!, 16)) ?? 'JS: (code no longer mapped)') : nativeName(match[2]!);
+      byFunction.set(fn, (byFunction.get(fn) ?? 0) + count);
+      byThread.set(thread, (byThread.get(thread) ?? 0) + count);
+    }
   }
   const perRequest = mode !== 's4';
   const scale = perRequest ? 1 / units : 1000 / units;
@@ -152,6 +164,14 @@ function report(name: string, pid: number, units: number, nth = 1): string {
   const total = [...byFunction.values()].reduce((sum, count) => sum + count, 0);
   return [
     `${name}: ${per(total).trim()} instructions per ${unit}, ${per(total - compiling).trim()} without the compiler (${Math.round(units)} measured)`,
+    ...(byThread.size > 1
+      ? [
+          '  by thread (01 is the main thread, the event loop):',
+          ...[...byThread]
+            .filter(([, count]) => count * scale >= 1000)
+            .map(([thread, count]) => `${per(count)}  thread ${thread}`),
+        ]
+      : []),
     ...[...byKind].sort((a, b) => b[1] - a[1]).map(([kind, count]) => `${per(count)}  ${kind}`),
     '  heaviest:',
     ...[...byFunction]

@@ -16,7 +16,7 @@ import { resolve } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { realMode, startApp, type TestApp } from '../helpers/app.ts';
+import { realMode, settled, startApp, type TestApp } from '../helpers/app.ts';
 import { applyFor, submitApplication } from '../helpers/enterprise.ts';
 import { seed, type Person } from '../helpers/seed.ts';
 import { startScriptedUpstream, type ScriptedUpstream } from '../fixtures/scripted-upstream.ts';
@@ -59,7 +59,7 @@ beforeAll(async () => {
   });
   await reply.text();
   const requestId = reply.headers.get('x-request-id')!;
-  await app.app.services.settlement.flush();
+  await settled(app);
   const order = async () => {
     const checkout = await member.web.fetch('/api/membership/checkout', { body: { packageId: 'pro', provider: 'sandbox', currency: 'USD' } });
     return ((await checkout.json()) as { order: { id: string } }).order.id;

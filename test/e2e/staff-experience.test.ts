@@ -15,7 +15,7 @@
 import { resolve } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { realMode, startApp, type TestApp } from '../helpers/app.ts';
+import { realMode, settled as settledApps, startApp, type TestApp } from '../helpers/app.ts';
 import { applyFor, organisationKey } from '../helpers/enterprise.ts';
 import { seed, type Person, type SeededKey } from '../helpers/seed.ts';
 import { startScriptedUpstream, type ScriptedUpstream } from '../fixtures/scripted-upstream.ts';
@@ -126,7 +126,7 @@ async function expectCostBreakdown(page: Page, payer: Person, requestId: string,
 }
 
 async function settled(): Promise<void> {
-  await a.app.services.settlement.flush();
+  await settledApps(a);
 }
 
 describe('support staff and members', () => {

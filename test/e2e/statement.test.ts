@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedUpstream, type ScriptedUpstream } from '../fixtures/scripted-upstream.ts';
-import { realMode, startApp, type TestApp } from '../helpers/app.ts';
+import { realMode, settled, startApp, type TestApp } from '../helpers/app.ts';
 import { addMember, applyFor, organisationKey } from '../helpers/enterprise.ts';
 import { seed } from '../helpers/seed.ts';
 import { ensureBuilt, launchChromium, openPage, resultsDir } from './identity-browser.ts';
@@ -72,7 +72,7 @@ describe('organisation monthly statement', () => {
     await chat(backend, 'svc-2.1-fast', 'hello from the backend');
     await chat(backend, 'svc-2.1', 'write a haiku about ledgers');
     await chat(batch, 'svc-2.1-fast', 'summarise the month');
-    await app.app.services.settlement.flush();
+    await settled(app);
     // A request of the month before: on the previous statement, not on this one.
     await sql(
       `insert into usage_ledger (request_id, account_id, payer_id, payer_kind, credential_kind, credential_id, channel, model, routed_model, class, stream,

@@ -99,9 +99,17 @@ export function appAt(url: string): FastifyInstance | undefined {
   return running.get(url);
 }
 
-/** Waits until each app's settlement round is written — ledger rows, then the pools — instead of sleeping. */
+/**
+ * Waits until each app's settlement round is written — ledger rows, then the pools — instead of sleeping:
+ * first the turns still being measured (their counts made in the token-counting worker), then the round.
+ */
 export async function settled(...apps: TestApp[]): Promise<void> {
-  await Promise.all(apps.map((app) => app.app.services.settlement.flush()));
+  await Promise.all(
+    apps.map(async ({ app: { services } }) => {
+      await services.pipeline.measured();
+      await services.settlement.flush();
+    }),
+  );
 }
 
 export async function freePort(): Promise<number> {

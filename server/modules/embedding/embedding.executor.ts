@@ -15,7 +15,7 @@ import { AppError, bilingual } from '../../errors/app-error.ts';
 import type { Exchange, Executor, TurnPlan } from '../../metering/executor.ts';
 import { costHeaders, serverTiming, type Metered, type Turn } from '../../metering/turn.ts';
 import { UpstreamFailure } from '../../metering/upstream-failure.ts';
-import { TokenEstimate, tokenizer } from '../gateway/token-estimate.ts';
+import { estimateTokens } from '../gateway/token-count.ts';
 import { dispatchText } from '../model/dispatch.ts';
 import { forwards, type Deployment, type ModelRegistry, type RoutedModel } from '../model/model.registry.ts';
 import { rateLimitHeaders } from '../../rate-limit/rate-limit.service.ts';
@@ -91,9 +91,14 @@ export class EmbeddingExecutor implements Executor<EmbeddingCall> {
    * reported none, or the client left while it worked (billed as chat is: what was asked for was being made).
    */
   async measure(turn: Turn, call: EmbeddingCall): Promise<Metered> {
-    const estimate = new TokenEstimate(await tokenizer());
+    // One estimate over the text inputs, in turn, in the counting worker.
+    const texts: string[] = [];
     let tokens = 0;
-    for (const input of call.request.inputs) tokens += typeof input === 'string' ? estimate.count(input) : input.length;
+    for (const input of call.request.inputs) {
+      if (typeof input === 'string') texts.push(input);
+      else tokens += input.length;
+    }
+    if (texts.length > 0) for (const count of (await estimateTokens([texts]))[0]!) tokens += count;
     turn.estimated = true;
     return { inputTokens: Math.min(tokens, turn.worstCase.inputTokens), outputTokens: 0 };
   }

@@ -33,7 +33,8 @@ import { asLegacyFunctionCall, chatFraming, replayAsChunks, type ChatCompletion,
 import { saneUsage } from './json-reply.ts';
 import type { UpstreamUsage } from './stream-rewriter.ts';
 import { spliceUpstreamBody, type ClientBody } from './wire-body.ts';
-import { countPromptTokens, quickPromptTokens, TokenEstimate, tokenizer } from './token-estimate.ts';
+import { estimateTokens } from './token-count.ts';
+import { promptTexts, promptTokens, quickPromptTokens } from './token-estimate.ts';
 
 /** One chat call's own state, next to the turn the pipeline meters. */
 export interface ChatCall {
@@ -404,12 +405,12 @@ function forwardedJson(body: ChatBody, filter: FieldFilter): string {
 
 /** Token counts with a tokenizer, for when the upstream did not report usage; capped by the bounds. */
 export async function estimateChatUsage(call: Pick<ChatCall, 'body' | 'produced' | 'rewriter' | 'promptBound' | 'outputBound'>): Promise<UpstreamUsage> {
-  const estimate = new TokenEstimate(await tokenizer());
-  // The produced text first: within the estimate's bounded budget it is the part to get right.
+  // One estimate, in the counting worker: the produced text first (within the estimate's bounded budget it
+  // is the part to get right), then the prompt's.
   const produced = call.rewriter ? call.rewriter.producedText() : call.produced;
-  const completion = produced && produced.length > 0 ? estimate.count(produced.join('')) : 0;
-  const prompt = countPromptTokens(estimate, call.body.messages);
-  const p = Math.min(prompt, call.promptBound);
+  const messages = call.body.messages;
+  const [[completion, ...prompt]] = (await estimateTokens([[produced && produced.length > 0 ? produced.join('') : '', ...promptTexts(messages)]])) as [[number, ...number[]]];
+  const p = Math.min(promptTokens(messages, prompt), call.promptBound);
   const c = Math.min(completion, call.outputBound);
   return { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
 }

@@ -1,7 +1,8 @@
 /**
  * Token counts for billing when the upstream reported none (it omitted usage, or the client hung up first).
- * This runs on the event loop, and the tokenizer's BPE is slow (~10 µs a token) and quadratic in the length
- * of one unbroken piece — a 1 MiB prompt of one "word" would stall the instance for minutes. So the work
+ * Settlement's counts run in the counting worker (token-count.ts), the rest and its fallback on the event
+ * loop; either way one thread, and the tokenizer's BPE is slow (~10 µs a token) and quadratic in the length
+ * of one unbroken piece — a 1 MiB prompt of one "word" would stall it for minutes. So the work
  * is bounded: a run of one character class longer than SLICE is counted in slices (exact for ordinary
  * text, which never has such runs), and past a budget of characters the rest is billed at one token per
  * UTF-8 byte, the most it can cost (a token is at least one byte).
@@ -54,6 +55,17 @@ export class TokenEstimate {
   }
 }
 
+/**
+ * Each group's texts counted in turn by one estimate (one budget), as a caller holding a `TokenEstimate`
+ * would count them: the counting worker's whole job, and its fallback on this thread.
+ */
+export function estimateGroups(count: CountTokens, groups: readonly (readonly string[])[]): number[][] {
+  return groups.map((texts) => {
+    const estimate = new TokenEstimate(count);
+    return texts.map((text) => estimate.count(text));
+  });
+}
+
 let countTokens: CountTokens | null = null;
 
 /**
@@ -66,24 +78,33 @@ export async function tokenizer(): Promise<CountTokens> {
   return countTokens;
 }
 
-/** Prompt tokens of chat messages as OpenAI counts them (3 per reply, 4 per message, plus the text). */
-export function countPromptTokens(estimate: TokenEstimate, messages: readonly { content: unknown }[]): number {
-  let prompt = 3;
+/**
+ * Prompt tokens of chat messages as OpenAI counts them (3 per reply, 4 per message, plus the text):
+ * `textTokens` are the tokens of `promptTexts(messages)`.
+ */
+export function promptTokens(messages: readonly { content: unknown }[], textTokens: Iterable<number>): number {
+  let prompt = 3 + 4 * messages.length;
+  for (const tokens of textTokens) prompt += tokens;
+  return prompt;
+}
+
+/** The texts of chat messages whose tokens a prompt's count adds up (`promptTokens`), in order. */
+export function promptTexts(messages: readonly { content: unknown }[]): string[] {
+  const texts: string[] = [];
   for (const message of messages) {
-    prompt += 4;
     const content = message.content;
-    if (typeof content === 'string') prompt += estimate.count(content);
+    if (typeof content === 'string') texts.push(content);
     else if (Array.isArray(content)) {
-      for (const part of content as { text?: unknown }[]) if (typeof part?.text === 'string') prompt += estimate.count(part.text);
+      for (const part of content as { text?: unknown }[]) if (typeof part?.text === 'string') texts.push(part.text);
     }
   }
-  return prompt;
+  return texts;
 }
 
 /**
  * Prompt tokens of chat messages without the tokenizer, for a running stream's crash checkpoint (asked every
  * second, so it must cost next to nothing, and must not load the tokenizer on an instance whose upstreams
- * report usage): the message overhead as `countPromptTokens` counts it, plus a token per four UTF-8 bytes of
+ * report usage): the message overhead as `promptTokens` counts it, plus a token per four UTF-8 bytes of
  * text — within ~15 % of the count for English prose, below it for code and most other scripts (a CJK
  * character is three bytes and about a token). Only a crashed stream is billed by it, marked `estimated`.
  */

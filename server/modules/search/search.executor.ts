@@ -17,7 +17,7 @@ import { writeRawHead, type ClientSignal, type Exchange, type Executor, type Tur
 import { costStamp } from '../../metering/pricing.ts';
 import { costHeaders, serverTiming, type Metered, type Turn } from '../../metering/turn.ts';
 import type { ChatBody, ChatMessage } from '../gateway/chat.validate.ts';
-import { TokenEstimate, tokenizer } from '../gateway/token-estimate.ts';
+import { estimateTokens } from '../gateway/token-count.ts';
 import type { ModelRegistry, RoutedModel } from '../model/model.registry.ts';
 import { rateLimitHeaders } from '../../rate-limit/rate-limit.service.ts';
 import type { SvcSearchV1 } from './search.output.ts';
@@ -165,12 +165,12 @@ export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
     const upstreamMs = performance.now() - turn.upstreamFrom;
     turn.deployment = this.#search.provider;
     if (call.domains) result.results = result.results.filter((item) => domainAllowed(item.domain, call.domains!));
-    const count = await tokenizer();
-    call.json = fitToBudget(result, call.outputBudget, (text) => new TokenEstimate(count).count(text));
+    call.json = await fitToBudget(result, call.outputBudget, countOne);
     const reply = exchange.reply;
     if (reply === null || call.frame.kind !== 'chat') {
       // Counting the answer's tokens takes milliseconds: the tool frames leave it to settlement (`measure`),
-      // off the response path. The chat frame needs them now, for `usage`.
+      // off the response path. The chat frame needs them now, for `usage`. Either way the counting worker
+      // counts them, not the event loop.
       turn.output = true;
       if (reply !== null && call.frame.kind === 'tool') {
         reply.headers(replyHeaders(turn, upstreamMs)).type('application/json').send(`{"ok":true,"name":${JSON.stringify(call.frame.name)},"result":${call.json}}`);
@@ -214,10 +214,10 @@ export class SearchExecutor implements Executor<SearchCall, SvcSearchV1> {
   /** Input = the query's tokens; output = the returned JSON's tokens (nothing when there was no answer). */
   async measure(turn: Turn, call: SearchCall): Promise<Metered> {
     if (call.json === null) return { inputTokens: 0, outputTokens: 0 };
-    const count = await tokenizer();
+    const [query, answer] = await estimateTokens([[call.prepared.query], [call.json]]);
     return {
-      inputTokens: Math.min(new TokenEstimate(count).count(call.prepared.query), turn.worstCase.inputTokens),
-      outputTokens: Math.min(new TokenEstimate(count).count(call.json), call.outputBudget),
+      inputTokens: Math.min(query![0]!, turn.worstCase.inputTokens),
+      outputTokens: Math.min(answer![0]!, call.outputBudget),
       unit: { kind: 'search', quantity: 1 },
     };
   }
@@ -240,22 +240,22 @@ function replyHeaders(turn: Turn, upstreamMs: number): Record<string, string> {
  * The answer's compact JSON, within `budget` tokens: past it, the page extracts go first, then results
  * from the lowest rank, each step with a warning. Mutates `result` to what is returned.
  */
-export function fitToBudget(result: SvcSearchV1, budget: number, count: (text: string) => number): string {
+export async function fitToBudget(result: SvcSearchV1, budget: number, count: (text: string) => Promise<number>): Promise<string> {
   let json = JSON.stringify(result);
   // Bytes bound tokens from above: most answers need no counting to know they fit.
-  let tokens = Buffer.byteLength(json) <= budget ? null : count(json);
+  let tokens = Buffer.byteLength(json) <= budget ? null : await count(json);
   if (tokens !== null && tokens > budget && result.results.some((item) => item.content !== undefined)) {
     for (const item of result.results) delete item.content;
     result.warnings.push(`Page extracts were left out to keep this answer within ${budget} tokens.`);
     json = JSON.stringify(result);
-    tokens = count(json);
+    tokens = await count(json);
   }
   let dropped = 0;
   while (tokens !== null && tokens > budget && result.results.length > 0) {
     result.results.pop();
     dropped++;
     json = JSON.stringify({ ...result, warnings: [...result.warnings, droppedWarning(dropped, budget)] });
-    tokens = count(json);
+    tokens = await count(json);
   }
   if (dropped > 0) {
     result.warnings.push(droppedWarning(dropped, budget));
@@ -269,6 +269,11 @@ export function domainAllowed(domain: string, filter: DomainFilter): boolean {
   const matches = (listed: string) => domain === listed || domain.endsWith(`.${listed}`);
   if (filter.allowed.length > 0 && !filter.allowed.some(matches)) return false;
   return !filter.blocked.some(matches);
+}
+
+/** One text's tokens, counted as settlement counts it (its own estimate), in the counting worker. */
+async function countOne(text: string): Promise<number> {
+  return (await estimateTokens([[text]]))[0]![0]!;
 }
 
 function droppedWarning(dropped: number, budget: number): string {

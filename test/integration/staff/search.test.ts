@@ -6,7 +6,7 @@
  * are refused; staff with a bearer key are told to use a web session; the REST twin answers the same.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
+import { realMode, settled, startApp, type TestApp } from '../../helpers/app.ts';
 import { bearerGraphQL } from '../../helpers/browser.ts';
 import { applyFor, organisationKey } from '../../helpers/enterprise.ts';
 import { seed, type Person } from '../../helpers/seed.ts';
@@ -67,7 +67,7 @@ beforeAll(async () => {
     body: JSON.stringify({ model: 'svc-2.1-fast', messages: [{ role: 'user', content: 'hello' }] }),
   });
   expect(reply.status).toBe(200);
-  await app.app.services.settlement.flush();
+  await settled(app);
   requestId = (await app.app.services.usage.history({ kind: 'account', id: member.id, package: 'free' }, { first: 1 })).nodes[0]!.requestId;
 
   const checkout = await member.web.fetch('/api/membership/checkout', { body: { packageId: 'pro', provider: 'sandbox', currency: 'USD' } });

@@ -6,7 +6,7 @@
  * (`request`), with the account that paid.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { realMode, startApp, type TestApp } from '../../helpers/app.ts';
+import { realMode, settled, startApp, type TestApp } from '../../helpers/app.ts';
 import { applyFor, organisationKey } from '../../helpers/enterprise.ts';
 import { seed, type Person, type SeededKey } from '../../helpers/seed.ts';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/scripted-upstream.ts';
@@ -67,7 +67,7 @@ async function chat(on: TestApp, token: string, content: string, options: { stre
     body: JSON.stringify({ model: 'svc-2.1-fast', stream: options.stream ?? false, messages: [{ role: 'user', content }] }),
   });
   const body = await reply.text();
-  await on.app.services.settlement.flush();
+  await settled(on);
   return { id: reply.headers.get('x-request-id')!, status: reply.status, body };
 }
 

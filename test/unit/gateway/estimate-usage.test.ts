@@ -6,7 +6,7 @@
 import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
 import { describe, expect, it } from 'vitest';
 import { estimateChatUsage, type ChatCall } from '../../../server/modules/gateway/chat.executor.ts';
-import { countPromptTokens, quickPromptTokens, TokenEstimate } from '../../../server/modules/gateway/token-estimate.ts';
+import { promptTokens, quickPromptTokens, TokenEstimate } from '../../../server/modules/gateway/token-estimate.ts';
 
 function call(prompt: string, produced: string): ChatCall {
   return {
@@ -46,7 +46,7 @@ describe('estimateChatUsage', () => {
   }, 120_000);
 
   it('the quick prompt estimate of crash checkpoints: near the count for English, below it for code and other scripts', () => {
-    const exact = (text: string) => countPromptTokens(new TokenEstimate(countTokens), [{ content: text }]);
+    const exact = (text: string) => promptTokens([{ content: text }], [new TokenEstimate(countTokens).count(text)]);
     const quick = (text: string) => quickPromptTokens([{ content: text }]);
     const english = 'The quick brown fox jumps over the lazy dog. Sure: here is a short answer, with a list.\n- one\n- two\n'.repeat(40);
     expect(quick(english) / exact(english)).toBeGreaterThan(0.85);

@@ -31,16 +31,17 @@ function answer(results: number, content = ''): SvcSearchV1 {
 
 /** A stand-in tokenizer: one token per 4 characters. */
 const count = (text: string) => Math.ceil(text.length / 4);
+const counting = async (text: string) => count(text);
 
 describe('fitToBudget', () => {
-  it('leaves an answer within budget as it is', () => {
+  it('leaves an answer within budget as it is', async () => {
     const result = answer(3, 'extract');
-    expect(fitToBudget(result, 10_000, count)).toBe(JSON.stringify(answer(3, 'extract')));
+    expect(await fitToBudget(result, 10_000, counting)).toBe(JSON.stringify(answer(3, 'extract')));
   });
 
-  it('drops page extracts first, with a warning', () => {
+  it('drops page extracts first, with a warning', async () => {
     const result = answer(3, 'long extract '.repeat(2000));
-    const json = fitToBudget(result, 1000, count);
+    const json = await fitToBudget(result, 1000, counting);
     expect(count(json)).toBeLessThanOrEqual(1000);
     expect(result.results).toHaveLength(3);
     expect(result.results.every((item) => item.content === undefined)).toBe(true);
@@ -48,9 +49,9 @@ describe('fitToBudget', () => {
     expect(JSON.parse(json)).toEqual(result);
   });
 
-  it('then drops results from the lowest rank, saying how many', () => {
+  it('then drops results from the lowest rank, saying how many', async () => {
     const result = answer(10);
-    const json = fitToBudget(result, 300, count);
+    const json = await fitToBudget(result, 300, counting);
     expect(count(json)).toBeLessThanOrEqual(300);
     expect(result.results.length).toBeGreaterThan(0);
     expect(result.results.length).toBeLessThan(10);
