@@ -524,7 +524,8 @@ describe('Chinese web app', () => {
       await page.route('**/graphql', (route) => (route.request().postData()?.includes('query Plans') ? void heldPlans.push(route) : route.continue()));
       await page.reload();
       await page.locator('.order-summary').waitFor();
-      expect(heldPlans.length).toBeGreaterThan(0);
+      // The summary may render before the catalogue's request leaves: wait for it to be held.
+      await expect.poll(() => heldPlans.length).toBeGreaterThan(0);
       await expect.poll(() => page.locator('.order-summary h2').textContent()).toBe('Pro，一个月');
       await page.goto('/account');
       await page.getByTestId('account-email').waitFor();
