@@ -110,12 +110,6 @@ export function promptTexts(messages: readonly { content: unknown }[]): string[]
  */
 export function quickPromptTokens(messages: readonly { content: unknown }[]): number {
   let bytes = 0;
-  for (const message of messages) {
-    const content = message.content;
-    if (typeof content === 'string') bytes += Buffer.byteLength(content);
-    else if (Array.isArray(content)) {
-      for (const part of content as { text?: unknown }[]) if (typeof part?.text === 'string') bytes += Buffer.byteLength(part.text);
-    }
-  }
-  return 3 + 4 * messages.length + Math.ceil(bytes / 4);
+  for (const text of promptTexts(messages)) bytes += Buffer.byteLength(text);
+  return promptTokens(messages, [Math.ceil(bytes / 4)]);
 }
